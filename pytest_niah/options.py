@@ -1,0 +1,265 @@
+"""Command-line options, their ini twins and environment fallbacks, in one table.
+
+Precedence for every option: command line > environment variable > ini > default.
+Only the standard library and :mod:`pytest_niah.config` are imported here: the plugin
+registers these options in every pytest run, active or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import config as cfg
+
+PREFIX = "--niah-"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--niah-*`` option.
+
+    Attributes:
+        name: The option without prefix, e.g. ``lengths``; ``niah_<name>`` is its ini key.
+        parse: Turns the raw text into the value; raises ``ConfigError`` when invalid.
+        default: The value when nothing is given (already parsed).
+        help: Help text without the default.
+        ini: Whether an ini key of the same name exists.
+        env: An environment variable read when the option is not on the command line.
+        flag: A boolean switch (``store_true``).
+        metavar: Shown in ``--help``.
+    """
+
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+    ini: bool = True
+    env: str | None = None
+    flag: bool = False
+    metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        """The argparse destination and ini key."""
+        return "niah_" + self.name.replace("-", "_")
+
+    def argparse_type(self, value: str) -> Any:
+        """Validate on the command line: argparse reports the message as a usage error."""
+        try:
+            return self.parse(value)
+        except cfg.ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    def help_text(self) -> str:
+        """Help with the default and where else the value can come from."""
+        shown = self.default
+        if isinstance(shown, tuple):
+            shown = ",".join(map(str, shown))
+        elif isinstance(shown, cfg.Thresholds):
+            shown = shown.describe()
+        sources = [f"ini: {self.dest}"] if self.ini else []
+        if self.env:
+            sources.append(f"env: {self.env}")
+        extra = f" ({'; '.join(sources)})" if sources else ""
+        return f"{self.help} Default: {shown!r}.{extra}".replace("%", "%%")
+
+
+def _bool(value: str) -> bool:
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off", ""}:
+        return False
+    raise cfg.ConfigError(f"{value!r} is not a boolean; use true or false")
+
+
+def _text(value: str) -> str:
+    return str(value)
+
+
+def _optional_int(what: str) -> Callable[[str], int | None]:
+    def parse(value: str) -> int | None:
+        return None if value in ("", None) else cfg.parse_positive_int(value, what=what)
+
+    return parse
+
+
+def _groups(value: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in str(value).split(",") if item.strip())
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "corpus",
+        _text,
+        "gutenberg",
+        "Haystack books: 'gutenberg' (ten pinned public-domain books, downloaded and "
+        "checksummed) or a folder of UTF-8 .txt files.",
+        env="NIAH_CORPUS",
+        metavar="FOLDER|gutenberg",
+    ),
+    Option("needles", _text, "builtin", "Needle-set JSON file, or 'builtin'.", metavar="PATH"),
+    Option(
+        "groups",
+        _groups,
+        (),
+        "Keep only these needle group ids or categories (comma list); empty keeps all.",
+        metavar="IDS",
+    ),
+    Option(
+        "lengths",
+        cfg.parse_lengths,
+        cfg.DEFAULT_LENGTHS,
+        "Haystack lengths in tokens of the model's tokenizer.",
+        metavar="N,N,...",
+    ),
+    Option(
+        "positions",
+        lambda v: cfg.parse_positive_int(v, what="--niah-positions"),
+        cfg.DEFAULT_POSITIONS,
+        "Needle positions per haystack, evenly spaced from start to end.",
+        metavar="N",
+    ),
+    Option(
+        "controls",
+        lambda v: cfg.parse_positive_int(v, what="--niah-controls"),
+        1,
+        "No-needle control haystacks per question and length.",
+        metavar="N",
+    ),
+    Option(
+        "arms",
+        lambda v: cfg.parse_choices(v, what="--niah-arms", choices=cfg.ARMS),
+        ("onehop",),
+        f"Needle arms to run: {', '.join(cfg.ARMS)}.",
+        metavar="ARMS",
+    ),
+    Option(
+        "orders",
+        lambda v: cfg.parse_choices(v, what="--niah-orders", choices=cfg.ORDERS),
+        cfg.ORDERS,
+        "Needle word orders.",
+        metavar="ORDERS",
+    ),
+    Option(
+        "seed",
+        lambda v: cfg.parse_positive_int(v, what="--niah-seed", minimum=0),
+        cfg.DEFAULT_SEED,
+        "Seed of every random choice (snippets, names).",
+        metavar="N",
+    ),
+    Option(
+        "device",
+        lambda v: cfg.parse_choice(v, what="--niah-device", choices=cfg.DEVICES),
+        "auto",
+        "Where the model runs; auto picks cuda, then mps, then cpu.",
+    ),
+    Option(
+        "dtype",
+        lambda v: cfg.parse_choice(v, what="--niah-dtype", choices=cfg.DTYPES),
+        "auto",
+        "Model weights dtype; auto keeps the model's own.",
+    ),
+    Option(
+        "batch-size",
+        lambda v: cfg.parse_positive_int(v, what="--niah-batch-size"),
+        16,
+        "Texts per encode batch.",
+        metavar="N",
+    ),
+    Option(
+        "max-seq-length",
+        _optional_int("--niah-max-seq-length"),
+        None,
+        "Override the model's window in tokens (e.g. to simulate a shorter model).",
+        metavar="N",
+    ),
+    Option(
+        "trust-remote-code",
+        _bool,
+        False,
+        "Allow a model's own code from the hub to run (jina-embeddings-v3 needs it).",
+        flag=True,
+    ),
+    Option(
+        "model-kwargs",
+        lambda v: cfg.parse_json_object(v, what="--niah-model-kwargs"),
+        {},
+        "JSON object passed as SentenceTransformer(model_kwargs=...).",
+        metavar="JSON",
+    ),
+    Option(
+        "encode-kwargs",
+        lambda v: cfg.parse_json_object(v, what="--niah-encode-kwargs"),
+        {},
+        "JSON object passed to every encode() call, e.g. '{\"task\": \"text-matching\"}'.",
+        metavar="JSON",
+    ),
+    Option("query-prompt", _text, "", "Text prepended to every question.", metavar="TEXT"),
+    Option("doc-prompt", _text, "", "Text prepended to every haystack and needle.", metavar="TEXT"),
+    Option(
+        "min-auc",
+        lambda v: cfg.parse_thresholds(v, what="--niah-min-auc"),
+        cfg.Thresholds(),
+        "Fail a length whose AUC is below this: one value, or per length like "
+        "'128=0.7,1024=0.6'.",
+        metavar="T|L=T,...",
+    ),
+    Option(
+        "min-ratio",
+        lambda v: cfg.parse_thresholds(v, what="--niah-min-ratio"),
+        cfg.Thresholds(),
+        "Fail a length whose comparative ratio is below this (same syntax as --niah-min-auc).",
+        metavar="T|L=T,...",
+    ),
+    Option(
+        "strict",
+        _bool,
+        False,
+        "A missed needle fails its test instead of xfailing.",
+        flag=True,
+    ),
+    Option(
+        "json",
+        _text,
+        "",
+        "Write the results to this JSON file (one file per model, label appended, when "
+        "several models run).",
+        ini=False,
+        metavar="PATH",
+    ),
+)
+
+BY_NAME: Mapping[str, Option] = {o.name: o for o in OPTIONS}
+
+
+def resolve(
+    option: Option,
+    cli_value: Any,
+    ini_value: Any,
+    environ: Mapping[str, str] | None = None,
+) -> Any:
+    """The option's value by precedence: command line, environment, ini, default.
+
+    Raises:
+        ConfigError: when the environment or ini text is invalid; the message names it.
+    """
+    if cli_value is not None:
+        return cli_value
+    environ = os.environ if environ is None else environ
+    if option.env and environ.get(option.env):
+        try:
+            return option.parse(environ[option.env])
+        except cfg.ConfigError as exc:
+            raise cfg.ConfigError(f"environment variable {option.env}: {exc}") from None
+    if option.ini and ini_value not in (None, "", []):
+        raw = ini_value if isinstance(ini_value, str) else str(ini_value)
+        try:
+            return option.parse(raw)
+        except cfg.ConfigError as exc:
+            raise cfg.ConfigError(f"ini option {option.dest}: {exc}") from None
+    return option.default

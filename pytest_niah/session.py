@@ -1,0 +1,141 @@
+"""The plugin's per-run state, kept in ``config.stash``: what to run, and the results once run.
+
+Results are computed at most once per machine: the first process to ask takes a file
+lock in a folder every xdist worker shares, runs the experiment and writes the results
+file; every other process reads that file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .config import ModelSpec, NiahConfig, Thresholds
+from .grid import CaseParam, GateParam, case_params, gate_params
+from .needles import NeedleSet, load_needle_set
+
+if TYPE_CHECKING:
+    from .embedders import Embedder
+    from .results import MetricRow, NiahResults
+
+
+@dataclass
+class NiahSession:
+    """What the run asked for, and a lazily filled store of embedders and results.
+
+    Attributes:
+        configs: One config per model label, in command-line order.
+        min_auc: AUC gate.
+        min_ratio: Comparative-ratio gate.
+        strict: A missed needle fails instead of xfailing.
+        json_path: Where to write results at the end, or empty.
+        shared_dir: Folder shared by all processes of this run (set by the plugin).
+    """
+
+    configs: dict[str, NiahConfig]
+    min_auc: Thresholds = field(default_factory=Thresholds)
+    min_ratio: Thresholds = field(default_factory=Thresholds)
+    strict: bool = False
+    json_path: str = ""
+    shared_dir: Path | None = None
+    _needle_sets: dict[str, NeedleSet] = field(default_factory=dict, repr=False)
+    _embedders: dict[str, Embedder] = field(default_factory=dict, repr=False)
+    _results: dict[str, NiahResults] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def create(cls, models: list[ModelSpec], base: NiahConfig, **settings: object) -> NiahSession:
+        """One config per model; duplicate labels are an error."""
+        configs: dict[str, NiahConfig] = {}
+        for spec in models:
+            if spec.label in configs:
+                from .config import ConfigError
+
+                raise ConfigError(
+                    f"--niah-model: two models share the label {spec.label!r}; name them apart "
+                    "with LABEL=NAME_OR_PATH"
+                )
+            configs[spec.label] = base.replace(model=spec.name)
+        return cls(configs=configs, **settings)  # type: ignore[arg-type]
+
+    @property
+    def labels(self) -> list[str]:
+        """Model labels in command-line order."""
+        return list(self.configs)
+
+    def needle_set(self, label: str) -> NeedleSet:
+        """The selected needle groups of one model's config (validated, cheap)."""
+        if label not in self._needle_sets:
+            config = self.configs[label]
+            self._needle_sets[label] = load_needle_set(config.needles).select(config.groups or None)
+        return self._needle_sets[label]
+
+    def case_params(self) -> list[CaseParam]:
+        """Every case of every model."""
+        return [p for label in self.labels for p in case_params(label, self.configs[label], self.needle_set(label))]
+
+    def gate_params(self) -> list[GateParam]:
+        """Every gate of every model."""
+        return [p for label in self.labels for p in gate_params(label, self.configs[label])]
+
+    def embedder(self, label: str) -> Embedder:
+        """The model of one label, loaded once per process."""
+        if label not in self._embedders:
+            from .embedders import load_embedder
+
+            self._embedders[label] = load_embedder(self.configs[label], show_progress=False)
+        return self._embedders[label]
+
+    def results_path(self, label: str) -> Path:
+        """The shared results file of one model's config."""
+        if self.shared_dir is None:
+            raise RuntimeError("pytest-niah: the shared folder is not set up yet")
+        return self.shared_dir / f"niah-{label}-{self.configs[label].fingerprint()}.json"
+
+    def results(self, label: str) -> NiahResults:
+        """Compute once per machine (under a file lock), then read everywhere."""
+        if label in self._results:
+            return self._results[label]
+        from filelock import FileLock
+
+        from .results import NiahResults
+
+        path = self.results_path(label)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock"):
+            if path.exists():
+                results = NiahResults.load(path)
+            else:
+                from .engine import run_experiment
+
+                results = run_experiment(self.configs[label], embedder=self.embedder(label))
+                results.save(path)
+        self._results[label] = results
+        return results
+
+    def stored_results(self, label: str) -> NiahResults | None:
+        """Results if some process of this run computed them, without computing."""
+        if label in self._results:
+            return self._results[label]
+        if self.shared_dir is not None and self.results_path(label).exists():
+            from .results import NiahResults
+
+            self._results[label] = NiahResults.load(self.results_path(label))
+            return self._results[label]
+        return None
+
+    def gate_failures(self, row: MetricRow) -> list[str]:
+        """What a per-length row falls short of, in words and numbers."""
+        failures = []
+        for metric, value, thresholds in (
+            ("AUC", row.auc, self.min_auc),
+            ("comparative ratio", row.comparative_ratio, self.min_ratio),
+        ):
+            threshold = thresholds.at(row.length)
+            if threshold is not None and not value >= threshold:  # NaN fails too
+                failures.append(f"{metric} {value:.3f} < {threshold:g}")
+        return failures
+
+    def gated(self, length: int) -> bool:
+        """Whether any threshold applies at ``length``."""
+        return self.min_auc.at(length) is not None or self.min_ratio.at(length) is not None
