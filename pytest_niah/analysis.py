@@ -44,7 +44,9 @@ def summarize(
             parts: dict[str, list[CaseResult]] = defaultdict(list)
             for case in group:
                 parts[key_of(case)].append(case)
-            rows.extend(metric_row(arm, length, split, key, parts[key], negs) for key in sorted(parts))
+            rows.extend(
+                metric_row(arm, length, split, key, parts[key], negs) for key in sorted(parts)
+            )
     return tuple(rows)
 
 

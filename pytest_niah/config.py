@@ -43,7 +43,8 @@ def parse_lengths(value: str | Sequence[int]) -> tuple[int, ...]:
             length = int(item)
         except (TypeError, ValueError):
             raise ConfigError(
-                f"haystack lengths: {item!r} is not a whole number of tokens; give e.g. '128,256,512'"
+                f"haystack lengths: {item!r} is not a whole number of tokens; "
+                "give e.g. '128,256,512'"
             ) from None
         if not 16 <= length <= MAX_LENGTH:
             raise ConfigError(
@@ -65,7 +66,9 @@ def parse_positive_int(value: str | int, *, what: str, minimum: int = 1) -> int:
     return number
 
 
-def parse_choices(value: str | Sequence[str], *, what: str, choices: Sequence[str]) -> tuple[str, ...]:
+def parse_choices(
+    value: str | Sequence[str], *, what: str, choices: Sequence[str]
+) -> tuple[str, ...]:
     """Parse a comma list whose items must come from ``choices``; keeps the given order."""
     items = _split(value) if isinstance(value, str) else [str(v) for v in value]
     if not items:
@@ -73,7 +76,8 @@ def parse_choices(value: str | Sequence[str], *, what: str, choices: Sequence[st
     unknown = [item for item in items if item not in choices]
     if unknown:
         raise ConfigError(
-            f"{what}: unknown value {', '.join(map(repr, unknown))}; choose from {', '.join(choices)}"
+            f"{what}: unknown value {', '.join(map(repr, unknown))}; "
+            f"choose from {', '.join(choices)}"
         )
     return tuple(dict.fromkeys(items))
 
@@ -119,7 +123,9 @@ def parse_thresholds(value: str | float | Mapping[int, float] | None, *, what: s
     if isinstance(value, (int, float)):
         return Thresholds(default=_unit(value, what))
     if isinstance(value, Mapping):
-        return Thresholds(per_length=tuple(sorted((int(k), _unit(v, what)) for k, v in value.items())))
+        return Thresholds(
+            per_length=tuple(sorted((int(k), _unit(v, what)) for k, v in value.items()))
+        )
     default: float | None = None
     per_length: dict[int, float] = {}
     for item in _split(value):
@@ -247,7 +253,11 @@ class NiahConfig:
         set_(self, "model_kwargs", parse_json_object(self.model_kwargs, what="model kwargs"))
         set_(self, "encode_kwargs", parse_json_object(self.encode_kwargs, what="encode kwargs"))
         if self.max_seq_length is not None:
-            set_(self, "max_seq_length", parse_positive_int(self.max_seq_length, what="max seq length"))
+            set_(
+                self,
+                "max_seq_length",
+                parse_positive_int(self.max_seq_length, what="max seq length"),
+            )
         if not self.model:
             raise ConfigError("model: empty; give a hub name, a local path or 'lexical:tfidf'")
 

@@ -90,7 +90,9 @@ def pick_device(requested: str = "auto") -> str:
         mps = getattr(torch.backends, "mps", None)
         return "mps" if mps is not None and mps.is_available() else "cpu"
     if requested == "cuda" and not torch.cuda.is_available():
-        raise EmbedderError("device 'cuda' was asked for but torch sees no CUDA GPU; use --niah-device=auto")
+        raise EmbedderError(
+            "device 'cuda' was asked for but torch sees no CUDA GPU; use --niah-device=auto"
+        )
     return requested
 
 
@@ -185,7 +187,8 @@ class SentenceTransformerEmbedder:
             raise EmbedderError(
                 f"model {self.name!r} has no fast (Rust) tokenizer with character offsets, which "
                 "pytest-niah needs to build haystacks of exact token lengths; save the model with "
-                "a tokenizer.json (AutoTokenizer.from_pretrained(..., use_fast=True).save_pretrained)"
+                "a tokenizer.json (AutoTokenizer.from_pretrained(..., use_fast=True)"
+                ".save_pretrained)"
             )
         return model
 
@@ -195,7 +198,8 @@ class SentenceTransformerEmbedder:
             fix = "this model runs its own code; if you trust it, add --niah-trust-remote-code"
         elif os.environ.get("HF_HUB_OFFLINE") == "1" or "offline" in str(exc).lower():
             fix = (
-                "the hub is offline here, so the model must already be in the Hugging Face cache or "
+                "the hub is offline here, so the model must already be in the Hugging Face "
+                "cache or "
                 "be a local folder; download it once with network access, or pass a local path"
             )
         else:
@@ -220,7 +224,9 @@ class SentenceTransformerEmbedder:
             "doc_prompt": self._prompt("document"),
             "encode_kwargs": self.encode_kwargs,
         }
-        return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
+        return hashlib.sha256(
+            json.dumps(identity, sort_keys=True, default=str).encode()
+        ).hexdigest()
 
     def _prompt(self, kind: str) -> str:
         explicit = self.query_prompt if kind == "query" else self.doc_prompt

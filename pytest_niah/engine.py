@@ -65,7 +65,9 @@ def run_experiment(
     kinds = tuple(dict.fromkeys(ARM_KIND[arm] for arm in config.arms))
 
     builder = HaystackBuilder(corpus, needle_set, embedder.token_spans, config.seed)
-    haystacks = builder.build(config.lengths, config.positions, kinds, config.orders, config.controls)
+    haystacks = builder.build(
+        config.lengths, config.positions, kinds, config.orders, config.controls
+    )
 
     documents = _unique([h.text for h in haystacks] + [h.needle for h in haystacks if h.needle])
     queries = _unique([query_text(g, arm) for arm in config.arms for g in needle_set.groups])
@@ -75,10 +77,14 @@ def run_experiment(
     doc_index = {text: i for i, text in enumerate(documents)}
     query_index = {text: i for i, text in enumerate(queries)}
 
-    cases, negatives = _score(config, needle_set, haystacks, embedder.max_tokens, docs, qs, doc_index, query_index)
+    cases, negatives = _score(
+        config, needle_set, haystacks, embedder.max_tokens, docs, qs, doc_index, query_index
+    )
     return NiahResults(
         config=config,
-        model=ModelInfo(name=config.model, fingerprint=embedder.fingerprint, max_tokens=embedder.max_tokens),
+        model=ModelInfo(
+            name=config.model, fingerprint=embedder.fingerprint, max_tokens=embedder.max_tokens
+        ),
         corpus={
             "name": corpus.name,
             "fingerprint": corpus.fingerprint(),
@@ -131,7 +137,19 @@ def _score(
                 for order in config.orders:
                     for position in range(config.positions):
                         h = needles[group.id, ARM_KIND[arm], order, length, position]
-                        cases.append(_case(arm, groups[group.id], h, q, control_score, max_tokens, docs, qs, doc_index))
+                        cases.append(
+                            _case(
+                                arm,
+                                groups[group.id],
+                                h,
+                                q,
+                                control_score,
+                                max_tokens,
+                                docs,
+                                qs,
+                                doc_index,
+                            )
+                        )
     return cases, negatives
 
 

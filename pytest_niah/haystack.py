@@ -145,7 +145,9 @@ class HaystackBuilder:
             )
         terms = sorted({t for g in self.needle_set.groups for t in g.audit_terms})
         self._leak = (
-            re.compile(r"\b(" + "|".join(map(re.escape, terms)) + r")\b", re.IGNORECASE) if terms else None
+            re.compile(r"\b(" + "|".join(map(re.escape, terms)) + r")\b", re.IGNORECASE)
+            if terms
+            else None
         )
 
     def audit(self) -> AuditReport:
@@ -163,7 +165,8 @@ class HaystackBuilder:
         chars = sum(len(s) for book in self._books for s in book)
         if chars < longest * 4 * 2:
             raise HaystackError(
-                f"corpus {self.corpus.name!r} holds about {chars // 4:,} tokens of text, too little for "
+                f"corpus {self.corpus.name!r} holds about {chars // 4:,} tokens of text, too "
+                f"little for "
                 f"haystacks of {longest:,} tokens (it needs at least twice that); add books to the "
                 "folder or lower the longest --niah-lengths value"
             )
@@ -181,7 +184,9 @@ class HaystackBuilder:
         haystacks: list[Haystack] = []
         for group in self.needle_set.groups:
             for length in lengths:
-                haystacks.extend(self.build_group_length(group, length, positions, kinds, orders, controls))
+                haystacks.extend(
+                    self.build_group_length(group, length, positions, kinds, orders, controls)
+                )
         return haystacks
 
     def build_group_length(
@@ -201,7 +206,9 @@ class HaystackBuilder:
             for order in orders
             for p in range(positions)
         }
-        needle_counts = dict(zip(needles, map(len, self.spans(list(needles.values()))), strict=True))
+        needle_counts = dict(
+            zip(needles, map(len, self.spans(list(needles.values()))), strict=True)
+        )
         longest_needle = max(needle_counts.values())
         if longest_needle >= length:
             raise HaystackError(
@@ -212,7 +219,11 @@ class HaystackBuilder:
         stream = self._stream(group.id, length, 0, length + longest_needle)
         out = [self._control(group.id, length, 0, stream)]
         for extra in range(1, controls):
-            out.append(self._control(group.id, length, extra, self._stream(group.id, length, extra, length)))
+            out.append(
+                self._control(
+                    group.id, length, extra, self._stream(group.id, length, extra, length)
+                )
+            )
         for (kind, order, position), needle in needles.items():
             out.append(
                 self._with_needle(
@@ -286,7 +297,8 @@ class HaystackBuilder:
                 misses += 1
                 if misses > MAX_CONSECUTIVE_REJECTS:
                     raise HaystackError(
-                        f"corpus {self.corpus.name!r}: {misses} snippets in a row were rejected by the "
+                        f"corpus {self.corpus.name!r}: {misses} snippets in a row were rejected by "
+                        "the "
                         "leak audit or were too long; the books mention the needle groups' key "
                         "words too often (see the audit's term counts): use other books, or needle "
                         "groups with more distinctive keywords"
@@ -315,8 +327,13 @@ class HaystackBuilder:
     def _control(self, group_id: str, length: int, control: int, stream: _Stream) -> Haystack:
         cid = control_id(group_id, length, control)
         parts = _prefix(stream, length + 8)
-        return Haystack(id=cid, group_id=group_id, length=length, text=self._fit(parts, length, cid),
-                        control=control)
+        return Haystack(
+            id=cid,
+            group_id=group_id,
+            length=length,
+            text=self._fit(parts, length, cid),
+            control=control,
+        )
 
     def _with_needle(
         self,
@@ -344,16 +361,33 @@ class HaystackBuilder:
             spans = self.spans([text])[0]
             if len(spans) == length:
                 offset = next(i for i, (start, _) in enumerate(spans) if start >= needle_char)
-                inside = sum(1 for start, end in spans if needle_char <= start and end <= needle_char + len(needle))
+                inside = sum(
+                    1
+                    for start, end in spans
+                    if needle_char <= start and end <= needle_char + len(needle)
+                )
                 if inside != needle_tokens:
-                    raise HaystackError(f"{hid}: the needle is tokenized differently inside the haystack")
+                    raise HaystackError(
+                        f"{hid}: the needle is tokenized differently inside the haystack"
+                    )
                 return Haystack(
-                    id=hid, group_id=group_id, length=length, text=text, kind=kind, order=order,
-                    position=position, name=name, needle=needle, needle_offset=offset,
-                    needle_tokens=needle_tokens, needle_char=needle_char,
+                    id=hid,
+                    group_id=group_id,
+                    length=length,
+                    text=text,
+                    kind=kind,
+                    order=order,
+                    position=position,
+                    name=name,
+                    needle=needle,
+                    needle_offset=offset,
+                    needle_tokens=needle_tokens,
+                    needle_char=needle_char,
                 )
             filler_tokens -= len(spans) - length  # joins merged or split tokens: correct and retry
-        raise HaystackError(f"{hid}: could not reach exactly {length} tokens with the needle inserted")
+        raise HaystackError(
+            f"{hid}: could not reach exactly {length} tokens with the needle inserted"
+        )
 
 
 def _prefix(stream: _Stream, tokens: int) -> list[str]:

@@ -42,7 +42,10 @@ def comparative_ratio(scores: ArrayLike, control_scores: ArrayLike) -> float:
 
 
 def auc(positives: ArrayLike, negatives: ArrayLike) -> float:
-    """Area under the ROC curve: P(random positive outranks random negative); NaN if a side is empty."""
+    """Area under the ROC curve: P(random positive outranks random negative).
+
+    NaN if a side is empty.
+    """
     from sklearn.metrics import roc_auc_score
 
     pos = np.asarray(positives, dtype=float)

@@ -196,7 +196,7 @@ OPTIONS: tuple[Option, ...] = (
         "encode-kwargs",
         lambda v: cfg.parse_json_object(v, what="--niah-encode-kwargs"),
         {},
-        "JSON object passed to every encode() call, e.g. '{\"task\": \"text-matching\"}'.",
+        'JSON object passed to every encode() call, e.g. \'{"task": "text-matching"}\'.',
         metavar="JSON",
     ),
     Option("query-prompt", _text, "", "Text prepended to every question.", metavar="TEXT"),
@@ -205,8 +205,7 @@ OPTIONS: tuple[Option, ...] = (
         "min-auc",
         lambda v: cfg.parse_thresholds(v, what="--niah-min-auc"),
         cfg.Thresholds(),
-        "Fail a length whose AUC is below this: one value, or per length like "
-        "'128=0.7,1024=0.6'.",
+        "Fail a length whose AUC is below this: one value, or per length like '128=0.7,1024=0.6'.",
         metavar="T|L=T,...",
     ),
     Option(

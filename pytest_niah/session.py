@@ -72,7 +72,11 @@ class NiahSession:
 
     def case_params(self) -> list[CaseParam]:
         """Every case of every model."""
-        return [p for label in self.labels for p in case_params(label, self.configs[label], self.needle_set(label))]
+        return [
+            p
+            for label in self.labels
+            for p in case_params(label, self.configs[label], self.needle_set(label))
+        ]
 
     def gate_params(self) -> list[GateParam]:
         """Every gate of every model."""

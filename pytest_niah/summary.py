@@ -32,11 +32,15 @@ def length_table(
     header = [name for name, _ in COLUMNS] + (["gate"] if gate else [])
     body = [[fmt(r) for _, fmt in COLUMNS] + ([gate(r)] if gate else []) for r in rows]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    return ["  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True)) for line in [header, *body]]
+    return [
+        "  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True))
+        for line in [header, *body]
+    ]
 
 
 def title(label: str, results: NiahResults, arm: str) -> str:
     """One line naming the model, arm and the model's window."""
     window = results.model.max_tokens
     seen = "no limit" if window is None else f"reads {window} tokens"
-    return f"{label} ({results.model.name}), arm {arm}: {seen}, fingerprint {results.model.fingerprint[:12]}"
+    fingerprint = results.model.fingerprint[:12]
+    return f"{label} ({results.model.name}), arm {arm}: {seen}, fingerprint {fingerprint}"

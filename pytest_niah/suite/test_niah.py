@@ -66,7 +66,7 @@ def test_gate(niah_gate: GateParam, niah_session: NiahSession, record_property) 
         pytest.fail(
             f"model {niah_gate.model}, arm {niah_gate.arm}, length {niah_gate.length}: "
             + "; ".join(failures)
-            + f". The per-length table is in the terminal summary; write every number with "
-            f"--niah-json=FILE.",
+            + ". The per-length table is in the terminal summary; write every number with "
+            "--niah-json=FILE.",
             pytrace=False,
         )
