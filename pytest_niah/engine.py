@@ -199,7 +199,7 @@ def _unique(texts: Sequence[str]) -> list[str]:
 
 
 def _normalize(matrix: Any, rows: int) -> Scored:
-    """Unit rows; a non-finite or zero row is flagged and scores NaN, never raises."""
+    """Unit rows; a non-finite (or zero dense) row is flagged and scores NaN, never raises."""
     if getattr(matrix, "shape", (None,))[0] != rows:
         raise EmbeddingError(
             f"the model returned {getattr(matrix, 'shape', None)} embeddings for {rows} texts"
@@ -209,13 +209,11 @@ def _normalize(matrix: Any, rows: int) -> Scored:
     except ImportError:  # pragma: no cover - scipy is a dependency
         sp = None
     if sp is not None and sp.issparse(matrix):
+        # Sparse rows are lexical: an empty row (no known word) honestly scores 0.
         matrix = sp.csr_matrix(matrix, dtype=np.float64)
         norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
-        finite = np.isfinite(matrix.data)
-        bad = (norms == 0) | ~np.isfinite(norms)
-        if not finite.all():
-            bad |= np.isnan(norms)
-        scale = np.where(bad, 0.0, 1.0 / np.where(norms == 0, 1.0, norms))
+        bad = ~np.isfinite(norms)
+        scale = np.where(bad | (norms == 0), 0.0, 1.0 / np.where(norms == 0, 1.0, norms))
         return Scored(sp.diags(scale) @ matrix, bad)
     dense = np.asarray(matrix, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
