@@ -32,7 +32,7 @@ SPLITS: dict[str, Callable[[CaseResult], str]] = {
 def summarize(
     cases: Sequence[CaseResult], negatives: Sequence[NegativeScores]
 ) -> tuple[MetricRow, ...]:
-    """All metric rows, ordered by arm, split, length and key."""
+    """All metric rows, ordered by arm and length, then split and key."""
     negs = {(n.arm, n.group_id, n.length): np.asarray(n.scores, dtype=float) for n in negatives}
     by_arm_length: dict[tuple[str, int], list[CaseResult]] = defaultdict(list)
     for case in cases:

@@ -40,6 +40,8 @@ def parse_lengths(value: str | Sequence[int]) -> tuple[int, ...]:
     lengths = []
     for item in items:
         try:
+            if isinstance(item, bool) or (isinstance(item, float) and not item.is_integer()):
+                raise ValueError
             length = int(item)
         except (TypeError, ValueError):
             raise ConfigError(
@@ -49,7 +51,7 @@ def parse_lengths(value: str | Sequence[int]) -> tuple[int, ...]:
         if not 16 <= length <= MAX_LENGTH:
             raise ConfigError(
                 f"haystack lengths: {length} is out of range; each length must be 16..{MAX_LENGTH} "
-                "tokens"
+                "tokens, e.g. '128,256,512'"
             )
         lengths.append(length)
     return tuple(sorted(set(lengths)))
@@ -116,7 +118,7 @@ def parse_thresholds(value: str | float | Mapping[int, float] | None, *, what: s
     Raises:
         ConfigError: on a malformed item or a value outside 0..1.
     """
-    if value is None or value == "":
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
         return Thresholds()
     if isinstance(value, Thresholds):
         return value
@@ -159,8 +161,8 @@ class Thresholds:
 
     def describe(self) -> str:
         """Render back in the option's syntax."""
-        parts = [] if self.default is None else [f"{self.default:g}"]
-        parts += [f"{length}={value:g}" for length, value in self.per_length]
+        parts = [] if self.default is None else [repr(self.default)]
+        parts += [f"{length}={value!r}" for length, value in self.per_length]
         return ",".join(parts) or "none"
 
 
@@ -185,9 +187,10 @@ class ModelSpec:
 
 def default_label(name: str) -> str:
     """A short id-safe label for a model name or path (the last path component)."""
-    stem = name.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] or name
-    if stem.lower() in {"model", "models", "snapshot", "latest"} and "/" in name.rstrip("/"):
-        parent = name.rstrip("/").replace("\\", "/").rsplit("/", 2)[-2]
+    path = name.replace("\\", "/").rstrip("/")
+    stem = path.rsplit("/", 1)[-1] or name
+    if stem.lower() in {"model", "models", "snapshot", "latest"} and "/" in path:
+        parent = path.rsplit("/", 2)[-2]
         stem = f"{parent}-{stem}"
     return "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in stem)
 
@@ -249,7 +252,8 @@ class NiahConfig:
         set_(self, "dtype", parse_choice(self.dtype, what="dtype", choices=DTYPES))
         set_(self, "batch_size", parse_positive_int(self.batch_size, what="batch size"))
         set_(self, "seed", parse_positive_int(self.seed, what="seed", minimum=0))
-        set_(self, "groups", tuple(self.groups))
+        groups = self.groups.split(",") if isinstance(self.groups, str) else self.groups
+        set_(self, "groups", tuple(g.strip() for g in groups if g.strip()))
         set_(self, "model_kwargs", parse_json_object(self.model_kwargs, what="model kwargs"))
         set_(self, "encode_kwargs", parse_json_object(self.encode_kwargs, what="encode kwargs"))
         if self.max_seq_length is not None:
@@ -260,6 +264,9 @@ class NiahConfig:
             )
         if not self.model:
             raise ConfigError("model: empty; give a hub name, a local path or 'lexical:tfidf'")
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint())
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (tuples become lists)."""

@@ -78,7 +78,9 @@ def cohens_d(positives: ArrayLike, negatives: ArrayLike) -> float:
     var1 = pos.var(ddof=1) if n1 > 1 else 0.0
     var2 = neg.var(ddof=1) if n2 > 1 else 0.0
     pooled = math.sqrt(((n1 - 1) * var1 + (n2 - 1) * var2) / (n1 + n2 - 2))
-    if pooled == 0.0:
+    # Sides of identical values can leave float dust (~1e-17) instead of an exact 0.
+    scale = max(1.0, abs(float(pos.mean())), abs(float(neg.mean())))
+    if pooled <= 1e-12 * scale:
         return math.nan
     return float((pos.mean() - neg.mean()) / pooled)
 

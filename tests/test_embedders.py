@@ -65,7 +65,9 @@ def test_jina_preset_asks_for_the_study_adapter_and_remote_code():
     assert jina.encode_kwargs == {"task": "text-matching"}
     assert jina.load_kwargs()["trust_remote_code"] is True
     custom = SentenceTransformerEmbedder(
-        "jinaai/jina-embeddings-v3", trust_remote_code=True, encode_kwargs={"task": "retrieval.query"}
+        "jinaai/jina-embeddings-v3",
+        trust_remote_code=True,
+        encode_kwargs={"task": "retrieval.query"},
     )
     assert custom.encode_kwargs == {"task": "retrieval.query"}
 

@@ -50,7 +50,9 @@ def test_json_round_trip_is_exact(lexical_results, tmp_path):
     path = lexical_results.save(tmp_path / "r.json")
     loaded = NiahResults.load(path)
     assert loaded.to_json() == lexical_results.to_json()
-    assert loaded.cases == lexical_results.cases or any(math.isnan(c.normalized) for c in loaded.cases)
+    assert loaded.cases == lexical_results.cases or any(
+        math.isnan(c.normalized) for c in loaded.cases
+    )
     assert loaded.config == lexical_results.config
 
 

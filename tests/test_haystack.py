@@ -47,8 +47,12 @@ def check_haystack(h, spans) -> None:
     positions=st.integers(min_value=1, max_value=12),
     seed=st.integers(min_value=0, max_value=2**32 - 1),
 )
-def test_exact_length_and_needle_at_offset_minilm(shared_corpus, minilm_spans, length, positions, seed):
-    _, haystacks = build(shared_corpus, minilm_spans, lengths=(length,), positions=positions, seed=seed)
+def test_exact_length_and_needle_at_offset_minilm(
+    shared_corpus, minilm_spans, length, positions, seed
+):
+    _, haystacks = build(
+        shared_corpus, minilm_spans, lengths=(length,), positions=positions, seed=seed
+    )
     assert len(haystacks) == len(GROUPS.groups) * (1 + 2 * positions)
     for h in haystacks:
         check_haystack(h, minilm_spans)
@@ -60,8 +64,12 @@ def test_exact_length_and_needle_at_offset_minilm(shared_corpus, minilm_spans, l
     positions=st.integers(min_value=1, max_value=10),
     seed=st.integers(min_value=0, max_value=2**32 - 1),
 )
-def test_exact_length_and_needle_at_offset_lexical(shared_corpus, lexical_spans, length, positions, seed):
-    _, haystacks = build(shared_corpus, lexical_spans, lengths=(length,), positions=positions, seed=seed)
+def test_exact_length_and_needle_at_offset_lexical(
+    shared_corpus, lexical_spans, length, positions, seed
+):
+    _, haystacks = build(
+        shared_corpus, lexical_spans, lengths=(length,), positions=positions, seed=seed
+    )
     for h in haystacks:
         check_haystack(h, lexical_spans)
 

@@ -1,0 +1,181 @@
+"""Shared helpers of the pytester tests of the plugin: paths, a tiny grid, output parsing.
+
+Every run here uses the TF-IDF baseline (``lexical:tfidf``: no torch) on a small grid,
+through the :func:`niah` fixture. Options a test names itself replace the grid's defaults.
+Helpers are fixtures, not imports: every conftest.py of this repo is a module "conftest".
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from pytest_niah.results import NiahResults
+
+# pytester's in-process runs restore sys.modules afterwards: whatever a lexical run imports
+# is imported here once, so that each run does not import scikit-learn again.
+for _name in (
+    "pytest_niah.engine",
+    "pytest_niah.summary",
+    "scipy.sparse",
+    "scipy.stats",
+    "sklearn.feature_extraction.text",
+    "sklearn.metrics",
+    "filelock",
+    "hypothesis",  # its pytest plugin imports it in every run's terminal summary
+):
+    importlib.import_module(_name)
+
+REPO = Path(__file__).resolve().parents[2]
+TINY_CORPUS = REPO / "fixtures" / "corpus" / "tiny"
+SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
+NEEDLE_FIXTURES = REPO / "fixtures" / "needles"
+
+MODEL = "lexical:tfidf"
+LABEL = "lexical-tfidf"  # the label pytest-niah derives from MODEL
+
+# The tiny grid: 2 groups x 2 arms x 2 orders x 2 lengths x 3 positions = 48 cases + 4 gates.
+# The lexical baseline finds every literal needle (pass) and misses every one-hop one (xfail).
+GRID: dict[str, str] = {
+    "corpus": str(SHARED_CORPUS),
+    "lengths": "128,256",
+    "positions": "3",
+    "groups": "dietary-01,location-01",
+    "arms": "literal,onehop",
+}
+TITLE = re.compile(
+    r"^(?P<label>\S+) \((?P<model>.*)\), arm (?P<arm>\w+): (?P<window>[^,]+), fingerprint "
+)
+
+
+@dataclass
+class Niah:
+    """Runs pytest with pytest-niah inside a pytester folder and reads what it printed."""
+
+    pytester: pytest.Pytester
+    model: str = MODEL
+    label: str = LABEL
+    grid: dict[str, str] = field(default_factory=lambda: dict(GRID))
+    corpus: Path = SHARED_CORPUS
+    tiny_corpus: Path = TINY_CORPUS
+    needle_fixtures: Path = NEEDLE_FIXTURES
+    n_groups: int = 2
+    n_arms: int = 2
+    n_orders: int = 2
+    n_lengths: int = 2
+    n_positions: int = 3
+
+    @property
+    def n_cases(self) -> int:
+        """Case tests of the tiny grid."""
+        return self.n_groups * self.n_arms * self.n_orders * self.n_lengths * self.n_positions
+
+    @property
+    def n_gates(self) -> int:
+        """Gate tests of the tiny grid."""
+        return self.n_arms * self.n_lengths
+
+    def args(self, *args: str, omit: Sequence[str] = (), model: str | None = MODEL) -> list[str]:
+        """``args`` plus the grid's options that ``args`` does not name and ``omit`` leaves in.
+
+        ``model=None`` adds no ``--niah-model``; one in ``args`` always wins.
+        """
+        named = {
+            a.split("=", 1)[0].removeprefix("--niah-") for a in args if a.startswith("--niah-")
+        }
+        skip = named | set(omit)
+        out = ["-p", "no:cacheprovider"]
+        if model and "model" not in skip:
+            out.append(f"--niah-model={model}")
+        out += [f"--niah-{key}={value}" for key, value in self.grid.items() if key not in skip]
+        return out + list(args)
+
+    def run(
+        self,
+        *args: str,
+        omit: Sequence[str] = (),
+        model: str | None = MODEL,
+        subprocess: bool = False,
+        timeout: float = 180,
+    ) -> pytest.RunResult:
+        """Run pytest on the tiny grid: in-process, or in a fresh interpreter."""
+        full = self.args(*args, omit=omit, model=model)
+        if subprocess:
+            return self.pytester.runpytest_subprocess(*full, timeout=timeout)
+        return self.pytester.runpytest(*full)
+
+    def load(self, name: str | Path) -> NiahResults:
+        """A ``--niah-json`` file of the pytester folder."""
+        return NiahResults.load(self.pytester.path / name)
+
+    @staticmethod
+    def ids(result: pytest.RunResult) -> list[str]:
+        """The parametrize ids of the tests ``--collect-only -q`` listed."""
+        return [m.group(1) for line in result.outlines if (m := re.search(r"\[(.+)\]$", line))]
+
+    @staticmethod
+    def sections(result: pytest.RunResult) -> list[str]:
+        """Labels of the ``pytest-niah: LABEL`` summary sections, in order."""
+        return [
+            m.group(1)
+            for line in result.outlines
+            if (m := re.fullmatch(r"=+ pytest-niah: (\S+) =+", line))
+        ]
+
+    def tables(self, result: pytest.RunResult, label: str | None = None) -> dict[str, dict]:
+        """One model's summary tables.
+
+        Returns ``{arm: {"title": line, "header": [col, ...], "rows": {length: {col: cell}}}}``.
+        """
+        label = label or self.label
+        lines = result.outlines
+        start = next(
+            i
+            for i, line in enumerate(lines)
+            if re.fullmatch(rf"=+ pytest-niah: {re.escape(label)} =+", line)
+        )
+        tables: dict[str, dict] = {}
+        current: dict | None = None
+        for line in lines[start + 1 :]:
+            if line.startswith("=") or not line.strip():
+                break
+            title = TITLE.match(line)
+            if title and title.group("label") == label:
+                current = tables[title.group("arm")] = {"title": line, "header": None, "rows": {}}
+            elif current is not None and line.startswith("  "):
+                if current["header"] is None:
+                    current["header"] = line.split()
+                else:  # the last (gate) column may hold spaces
+                    cells = line.split(None, len(current["header"]) - 1)
+                    current["rows"][int(cells[0])] = dict(
+                        zip(current["header"], cells, strict=True)
+                    )
+        return tables
+
+    def gates(self, result: pytest.RunResult, arm: str, label: str | None = None) -> dict[int, str]:
+        """{length: gate column} of one arm's summary table."""
+        return {
+            length: row["gate"] for length, row in self.tables(result, label)[arm]["rows"].items()
+        }
+
+
+@pytest.fixture
+def niah(pytester: pytest.Pytester) -> Niah:
+    """Run pytest-niah on a tiny grid inside this test's pytester folder."""
+    if not (SHARED_CORPUS / "manifest.json").is_file():
+        pytest.fail(f"the shared corpus is missing at {SHARED_CORPUS}", pytrace=False)
+    return Niah(pytester)
+
+
+@pytest.fixture(autouse=True)
+def _no_niah_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NIAH_* variables of the calling shell (tox passes them on) must not steer the runs."""
+    for name in list(os.environ):
+        if name.startswith("NIAH_"):
+            monkeypatch.delenv(name)

@@ -1,0 +1,43 @@
+"""The public fixtures: a user's own tests can read the results of every model."""
+
+from __future__ import annotations
+
+import pytest
+
+USER_TEST = """
+def test_user(niah_results, niah_config, niah_model, niah_embedder, niah_session):
+    assert niah_model in niah_session.labels
+    assert niah_results.config == niah_config == niah_session.configs[niah_model]
+    assert niah_results.model.name == niah_config.model == niah_embedder.name
+    assert niah_results.row("literal", 128).auc == 1.0
+    with open("calls.txt", "a") as calls:
+        calls.write(f"{niah_model} {len(niah_results.cases)}\\n")
+"""
+SMALL = ("--niah-arms=literal", "--niah-lengths=128", "--niah-positions=1")
+
+
+def test_user_test_runs_once_per_model(niah):
+    niah.pytester.makepyfile(test_user=USER_TEST)
+    result = niah.run("-v", *SMALL, "--niah-model=a=lexical:tfidf", "--niah-model=b=lexical:tfidf")
+    per_model = 2 * 2 + 1  # cases and gate
+    result.assert_outcomes(passed=2 * per_model + 2)
+    result.stdout.fnmatch_lines_random(
+        ["*test_user.py::test_user?a? *PASSED*", "*test_user.py::test_user?b? *PASSED*"]
+    )
+    calls = (niah.pytester.path / "calls.txt").read_text().splitlines()
+    assert sorted(calls) == ["a 4", "b 4"]
+
+
+def test_user_test_with_one_model(niah):
+    niah.pytester.makepyfile(test_user=USER_TEST)
+    result = niah.run("-v", *SMALL)
+    result.assert_outcomes(passed=2 * 2 + 1 + 1)
+    result.stdout.fnmatch_lines(["*test_user.py::test_user?lexical-tfidf? PASSED*"])
+
+
+def test_user_test_is_skipped_without_niah_model(niah):
+    niah.pytester.makepyfile(test_user=USER_TEST)
+    result = niah.run("-rs", model=None)
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED *pytest-niah is not active: add --niah-model=NAME"])

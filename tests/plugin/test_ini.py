@@ -1,0 +1,71 @@
+"""The ini twins of the options (pytest.ini, pyproject.toml); the command line overrides them."""
+
+from __future__ import annotations
+
+import pytest
+
+INI = {
+    "niah_lengths": "128",
+    "niah_positions": "2",
+    "niah_groups": "dietary-01",
+    "niah_arms": "literal",
+    "niah_orders": "inverted",
+}
+EXPECTED = [
+    "dietary-01-literal-inverted-L128-p00",
+    "dietary-01-literal-inverted-L128-p01",
+    "gate-literal-L128",
+]
+OPTIONS = [k.removeprefix("niah_") for k in INI]
+
+
+def test_pytest_ini_is_honored(niah):
+    niah.pytester.makeini("[pytest]\n" + "".join(f"{k} = {v}\n" for k, v in INI.items()))
+    result = niah.run("--collect-only", "-q", omit=OPTIONS)
+    assert niah.ids(result) == EXPECTED
+
+
+def test_pyproject_toml_is_honored(niah):
+    body = "".join(f'{k} = "{v}"\n' for k, v in INI.items() if k != "niah_positions")
+    niah.pytester.makepyprojecttoml(
+        "[tool.pytest.ini_options]\n" + body + "niah_positions = 2\n"  # a TOML integer too
+    )
+    result = niah.run("--collect-only", "-q", omit=OPTIONS)
+    assert niah.ids(result) == EXPECTED
+
+
+def test_command_line_overrides_ini(niah):
+    niah.pytester.makeini("[pytest]\n" + "".join(f"{k} = {v}\n" for k, v in INI.items()))
+    result = niah.run(
+        "--collect-only", "-q", "--niah-lengths=256", "--niah-orders=default", omit=OPTIONS
+    )
+    assert niah.ids(result) == [
+        "dietary-01-literal-default-L256-p00",
+        "dietary-01-literal-default-L256-p01",
+        "gate-literal-L256",
+    ]
+
+
+def test_ini_gates_and_strict_apply_to_the_run(niah):
+    niah.pytester.makeini("[pytest]\nniah_min_auc = 128=0.9\nniah_strict = true\n")
+    result = niah.run("--niah-groups=dietary-01", "--niah-positions=1")
+    # strict: the 4 one-hop misses fail; the gate at 128 fails on AUC 0.5 < 0.9.
+    result.assert_outcomes(passed=4 + 3, failed=4 + 1)
+    assert niah.gates(result, "onehop") == {128: "FAIL: AUC 0.500 < 0.9", 256: "-"}
+
+
+def test_ini_json_is_not_an_ini_key(niah):
+    niah.pytester.makeini("[pytest]\nniah_json = r.json\n")
+    result = niah.run("--niah-arms=literal", "--niah-lengths=128", "--niah-positions=1")
+    assert result.ret == pytest.ExitCode.OK
+    assert not (niah.pytester.path / "r.json").exists()
+
+
+def test_help_lists_options_and_ini_keys(niah):
+    result = niah.pytester.runpytest("--help")
+    out = result.stdout.str()
+    for text in ("--niah-model=NAME|PATH|LABEL=NAME", "--niah-lengths=N,N,...", "--niah-strict"):
+        assert text in out
+    for key in ("niah_lengths", "niah_corpus", "niah_min_auc", "niah_strict"):
+        assert key in out
+    assert "env: NIAH_CORPUS" in out

@@ -1,0 +1,70 @@
+"""--niah-model: the switch that turns pytest-niah on; repeatable, with LABEL=NAME."""
+
+from __future__ import annotations
+
+import pytest
+
+TWO = ("--niah-model=a=lexical:tfidf", "--niah-model=b=lexical:tfidf")
+
+
+def test_one_model_ids_carry_no_label(niah):
+    ids = niah.ids(niah.run("--collect-only", "-q"))
+    assert "dietary-01-literal-default-L128-p00" in ids
+    assert not any(i.startswith("lexical") for i in ids)
+
+
+def test_two_models_ids_carry_the_label(niah):
+    ids = niah.ids(niah.run("--collect-only", "-q", *TWO))
+    per_model = niah.n_cases + niah.n_gates
+    assert len(ids) == 2 * per_model
+    assert sum(i.startswith("a-") for i in ids) == sum(i.startswith("b-") for i in ids) == per_model
+    assert "a-dietary-01-onehop-inverted-L128-p02" in ids
+    assert "b-gate-literal-L256" in ids
+    selected = niah.ids(niah.run("--collect-only", "-q", *TWO, "-k", "b-location-01-literal"))
+    assert len(selected) == 2 * 2 * 3
+    assert all(i.startswith("b-location-01-literal-") for i in selected)
+
+
+def test_two_models_run_with_a_summary_each(niah):
+    result = niah.run(*TWO, "--niah-arms=literal", "--niah-lengths=128")
+    result.assert_outcomes(passed=2 * (2 * 2 * 3 + 1))
+    assert niah.sections(result) == ["a", "b"]
+    assert niah.tables(result, "a")["literal"]["title"].startswith("a (lexical:tfidf), arm literal")
+
+
+def test_default_label_is_id_safe(niah):
+    result = niah.run("--niah-arms=literal", "--niah-lengths=128")
+    assert niah.sections(result) == ["lexical-tfidf"]
+
+
+@pytest.mark.parametrize(
+    ("models", "label"),
+    [
+        (("--niah-model=a=lexical:tfidf", "--niah-model=a=lexical:tfidf"), "a"),
+        (("--niah-model=lexical:tfidf", "--niah-model=lexical:tfidf"), "lexical-tfidf"),
+    ],
+)
+def test_duplicate_labels_are_a_usage_error(niah, models, label):
+    result = niah.run("--collect-only", *models)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*--niah-model: two models share the label '{label}'; name them apart with LABEL=*"]
+    )
+
+
+def test_unknown_local_path_is_a_clear_error(niah):
+    result = niah.run("--niah-model=./no-such-model", "--niah-arms=literal", "--niah-lengths=128")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=2 * 2 * 3 + 1)
+    result.stdout.fnmatch_lines(
+        [
+            "*model path './no-such-model' does not exist; give an existing folder that holds a "
+            "sentence-transformers model, or a hub name such as 'org/model'*"
+        ]
+    )
+
+
+def test_unknown_lexical_kind_is_a_clear_error(niah):
+    result = niah.run("--niah-model=lexical:bm25", "--niah-arms=literal", "--niah-lengths=128")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*lexical baseline 'bm25' is unknown; use 'lexical:tfidf'*"])
