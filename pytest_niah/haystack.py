@@ -20,6 +20,7 @@ import numpy as np
 from .corpus import Corpus
 from .grid import case_id, control_id
 from .needles import NeedleGroup, NeedleSet
+from .results import AuditReport
 
 Span = tuple[int, int]
 SpansFn = Callable[[Sequence[str]], list[list[Span]]]
@@ -60,35 +61,6 @@ class Haystack:
     def is_control(self) -> bool:
         """True for a no-needle haystack."""
         return self.needle is None
-
-
-@dataclass(frozen=True)
-class AuditReport:
-    """What the leak audit saw while drawing snippets."""
-
-    snippets_used: int
-    snippets_rejected: int
-    sentences_too_long: int
-    term_hits: tuple[tuple[str, int], ...]
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return {
-            "snippets_used": self.snippets_used,
-            "snippets_rejected": self.snippets_rejected,
-            "sentences_too_long": self.sentences_too_long,
-            "term_hits": dict(self.term_hits),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> AuditReport:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            snippets_used=int(data["snippets_used"]),
-            snippets_rejected=int(data["snippets_rejected"]),
-            sentences_too_long=int(data["sentences_too_long"]),
-            term_hits=tuple(sorted((str(k), int(v)) for k, v in data["term_hits"].items())),
-        )
 
 
 def target_offsets(filler_tokens: int, positions: int) -> list[int]:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from .config import NiahConfig
-from .haystack import AuditReport
 
 SCHEMA_VERSION = 1
 TRACKED_PACKAGES = (
@@ -33,6 +32,35 @@ TRACKED_PACKAGES = (
 
 class ResultsError(ValueError):
     """A results file cannot be read; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """What the leak audit saw while drawing snippets."""
+
+    snippets_used: int
+    snippets_rejected: int
+    sentences_too_long: int
+    term_hits: tuple[tuple[str, int], ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {
+            "snippets_used": self.snippets_used,
+            "snippets_rejected": self.snippets_rejected,
+            "sentences_too_long": self.sentences_too_long,
+            "term_hits": dict(self.term_hits),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> AuditReport:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            snippets_used=int(data["snippets_used"]),
+            snippets_rejected=int(data["snippets_rejected"]),
+            sentences_too_long=int(data["sentences_too_long"]),
+            term_hits=tuple(sorted((str(k), int(v)) for k, v in data["term_hits"].items())),
+        )
 
 
 @dataclass(frozen=True)
