@@ -32,31 +32,36 @@ SPLITS: dict[str, Callable[[CaseResult], str]] = {
 def summarize(
     cases: Sequence[CaseResult], negatives: Sequence[NegativeScores]
 ) -> tuple[MetricRow, ...]:
-    """All metric rows, ordered by arm and length, then split and key."""
-    negs = {(n.arm, n.group_id, n.length): np.asarray(n.scores, dtype=float) for n in negatives}
-    by_arm_length: dict[tuple[str, int], list[CaseResult]] = defaultdict(list)
+    """All metric rows, in the cases' (arm, scoring, length) order, then split and key."""
+    negs = {
+        (n.arm, n.scoring, n.group_id, n.length): np.asarray(n.scores, dtype=float)
+        for n in negatives
+    }
+    slices: dict[tuple[str, str, int], list[CaseResult]] = defaultdict(list)
     for case in cases:
-        by_arm_length[case.arm, case.length].append(case)
+        slices[case.arm, case.scoring, case.length].append(case)
     rows: list[MetricRow] = []
-    for (arm, length), group in sorted(by_arm_length.items()):
-        rows.append(metric_row(arm, length, "length", "", group, negs))
+    for (arm, scoring, length), group in slices.items():  # insertion order = config order
+        rows.append(metric_row(arm, scoring, length, "length", "", group, negs))
         for split, key_of in SPLITS.items():
             parts: dict[str, list[CaseResult]] = defaultdict(list)
             for case in group:
                 parts[key_of(case)].append(case)
             rows.extend(
-                metric_row(arm, length, split, key, parts[key], negs) for key in sorted(parts)
+                metric_row(arm, scoring, length, split, key, parts[key], negs)
+                for key in sorted(parts)
             )
     return tuple(rows)
 
 
 def metric_row(
     arm: str,
+    scoring: str,
     length: int,
     by: str,
     key: str,
     cases: Iterable[CaseResult],
-    negatives: dict[tuple[str, str, int], np.ndarray],
+    negatives: dict[tuple[str, str, str, int], np.ndarray],
 ) -> MetricRow:
     """Metrics of one slice; cases with a ``problem`` are counted as invalid and left out."""
     all_cases = list(cases)
@@ -67,7 +72,7 @@ def metric_row(
     aucs, seps, effects = [], [], []
     for group_id, qcases in sorted(per_question.items()):
         pos = np.array([c.cos_qh for c in qcases])
-        neg = negatives.get((arm, group_id, length), np.empty(0))
+        neg = negatives.get((arm, scoring, group_id, length), np.empty(0))
         neg = neg[np.isfinite(neg)]
         aucs.append(metrics.auc(pos, neg))
         seps.append(metrics.separation(pos, neg))
@@ -76,6 +81,7 @@ def metric_row(
     position = metrics.position_effects([c.relative_position for c in valid], normalized)
     return MetricRow(
         arm=arm,
+        scoring=scoring,
         length=length,
         by=by,
         key=key,

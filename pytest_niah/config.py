@@ -17,7 +17,9 @@ from typing import Any
 DEFAULT_LENGTHS: tuple[int, ...] = (128, 256, 512, 1024, 2048, 4096, 8192)
 DEFAULT_POSITIONS = 10
 DEFAULT_SEED = 42
-ARMS: tuple[str, ...] = ("onehop", "literal")
+ARMS: tuple[str, ...] = ("onehop", "literal", "expand100", "expand150", "expand250")
+SCORINGS: tuple[str, ...] = ("whole", "chunk-max", "chunk-mean")
+GATE_ON: tuple[str, ...] = ("point", "lower")
 ORDERS: tuple[str, ...] = ("default", "inverted")
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "mps")
 DTYPES: tuple[str, ...] = ("auto", "float32", "float16", "bfloat16")
@@ -207,7 +209,14 @@ class NiahConfig:
         lengths: Haystack lengths in tokens of the model's tokenizer.
         positions: Needle positions per haystack length, evenly spaced start to end.
         controls: No-needle control haystacks per question and length.
-        arms: Needle variants: ``onehop`` and/or ``literal``.
+        arms: Needle/query variants: ``onehop``, ``literal`` (needles that state the answer
+            in the question's words), ``expand100``/``expand150``/``expand250`` (one-hop
+            needles, questions expanded with that many related terms).
+        scoring: How a haystack is scored: ``whole`` (its own embedding, as in the study),
+            ``chunk-max`` (best chunk), ``chunk-mean`` (mean of chunk embeddings).
+        chunk_tokens: Chunk size for chunk scoring; ``None`` uses the model's window.
+        expansions: Path of an expansion-terms JSON file, or ``"builtin"``.
+        bootstrap: Bootstrap resamples (over needle groups) for the 95% intervals.
         orders: Needle word orders: ``default`` and/or ``inverted``.
         seed: Seed of every random choice.
         device: ``auto`` picks cuda, then mps, then cpu.
@@ -229,6 +238,10 @@ class NiahConfig:
     positions: int = DEFAULT_POSITIONS
     controls: int = 1
     arms: tuple[str, ...] = ("onehop",)
+    scoring: tuple[str, ...] = ("whole",)
+    chunk_tokens: int | None = None
+    expansions: str = "builtin"
+    bootstrap: int = 1000
     orders: tuple[str, ...] = ORDERS
     seed: int = DEFAULT_SEED
     device: str = "auto"
@@ -247,6 +260,18 @@ class NiahConfig:
         set_(self, "positions", parse_positive_int(self.positions, what="needle positions"))
         set_(self, "controls", parse_positive_int(self.controls, what="controls per question"))
         set_(self, "arms", parse_choices(self.arms, what="arms", choices=ARMS))
+        set_(self, "scoring", parse_choices(self.scoring, what="scoring", choices=SCORINGS))
+        set_(
+            self,
+            "bootstrap",
+            parse_positive_int(self.bootstrap, what="bootstrap resamples", minimum=0),
+        )
+        if self.chunk_tokens is not None:
+            set_(
+                self,
+                "chunk_tokens",
+                parse_positive_int(self.chunk_tokens, what="chunk tokens", minimum=8),
+            )
         set_(self, "orders", parse_choices(self.orders, what="needle orders", choices=ORDERS))
         set_(self, "device", parse_choice(self.device, what="device", choices=DEVICES))
         set_(self, "dtype", parse_choice(self.dtype, what="dtype", choices=DTYPES))

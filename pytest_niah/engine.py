@@ -1,10 +1,15 @@
-"""Run the reference experiment: config -> haystacks -> one embedding pass -> scores -> tables."""
+"""Run the reference experiment: config -> haystacks -> one embedding pass -> scores -> tables.
+
+For every (arm, scoring, length) the engine builds one score matrix: each question
+against every haystack of that length (all controls and the arm's needle haystacks).
+Cases, negatives, the retrieval view and the bootstrap intervals all read that matrix.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -16,10 +21,18 @@ from .embedders import Embedder, load_embedder
 from .grid import case_id
 from .haystack import Haystack, HaystackBuilder
 from .needles import NeedleGroup, NeedleSet, load_needle_set
-from .results import CaseResult, ModelInfo, NegativeScores, NiahResults, package_versions
+from .results import (
+    CaseResult,
+    EffectiveLength,
+    IntervalRow,
+    ModelInfo,
+    NegativeScores,
+    NiahResults,
+    RetrievalRow,
+    package_versions,
+)
 
-# Which needle each arm inserts; arms share haystacks when they share a kind.
-ARM_KIND = {"onehop": "onehop", "literal": "literal"}
+DEFAULT_CHUNK_TOKENS = 512  # for models without a window (the lexical baseline)
 
 
 class EmbeddingError(RuntimeError):
@@ -31,16 +44,29 @@ class Scored:
     """Unit-normalized embeddings of every unique text, and which rows are unusable."""
 
     matrix: Any
-    bad: np.ndarray  # True where the embedding was non-finite or zero
-
-    def row(self, index: int) -> Any:
-        """One normalized embedding."""
-        return self.matrix[index]
+    bad: np.ndarray  # True where the embedding was non-finite (or a zero dense vector)
 
 
-def query_text(group: NeedleGroup, arm: str) -> str:
-    """The text embedded as the query of ``group`` in ``arm``."""
-    return group.question
+def needle_kind(arm: str) -> str:
+    """Which needle an arm inserts: literal needles for ``literal``, one-hop otherwise."""
+    return "literal" if arm == "literal" else "onehop"
+
+
+def query_text(group: NeedleGroup, arm: str, expansions: Any = None) -> str:
+    """The text embedded as the query of ``group`` in ``arm`` (expanded for ``expandN``)."""
+    if not arm.startswith("expand"):
+        return group.question
+    from .expansions import arm_size
+
+    return expansions.expand(group.question, group.id, arm_size(arm))
+
+
+def chunk_texts(text: str, spans: Sequence[tuple[int, int]], tokens: int) -> list[str]:
+    """Cut a haystack into consecutive chunks of ``tokens`` tokens (the last may be shorter)."""
+    return [
+        text[spans[start][0] : spans[min(start + tokens, len(spans)) - 1][1]]
+        for start in range(0, len(spans), tokens)
+    ]
 
 
 def run_experiment(
@@ -49,6 +75,7 @@ def run_experiment(
     embedder: Embedder | None = None,
     corpus: Corpus | None = None,
     needle_set: NeedleSet | None = None,
+    expansions: Any = None,
 ) -> NiahResults:
     """Run the whole experiment of ``config`` and return its results.
 
@@ -58,33 +85,53 @@ def run_experiment(
         corpus: Books; loaded from ``config.corpus`` when omitted.
         needle_set: Needle groups; loaded from ``config.needles`` and selected by
             ``config.groups`` when omitted.
+        expansions: Expansion terms for ``expandN`` arms; loaded from
+            ``config.expansions`` when needed and omitted.
     """
     needle_set = needle_set or load_needle_set(config.needles).select(config.groups or None)
+    if expansions is None and any(a.startswith("expand") for a in config.arms):
+        from .expansions import load_expansions
+
+        expansions = load_expansions(config.expansions)
     corpus = corpus or load_corpus(config.corpus)
     embedder = embedder or load_embedder(config)
-    kinds = tuple(dict.fromkeys(ARM_KIND[arm] for arm in config.arms))
+    kinds = tuple(dict.fromkeys(needle_kind(arm) for arm in config.arms))
 
     builder = HaystackBuilder(corpus, needle_set, embedder.token_spans, config.seed)
     haystacks = builder.build(
         config.lengths, config.positions, kinds, config.orders, config.controls
     )
+    max_tokens = embedder.max_tokens
+    chunk_tokens = config.chunk_tokens or max_tokens or DEFAULT_CHUNK_TOKENS
+    pieces = _pieces(config, haystacks, embedder, chunk_tokens)
 
-    documents = _unique([h.text for h in haystacks] + [h.needle for h in haystacks if h.needle])
-    queries = _unique([query_text(g, arm) for arm in config.arms for g in needle_set.groups])
-    # Documents first: the lexical baseline fits its vocabulary on them.
-    docs = _normalize(embedder.encode_documents(documents), len(documents))
-    qs = _normalize(embedder.encode_queries(queries), len(queries))
-    doc_index = {text: i for i, text in enumerate(documents)}
-    query_index = {text: i for i, text in enumerate(queries)}
-
-    cases, negatives = _score(
-        config, needle_set, haystacks, embedder.max_tokens, docs, qs, doc_index, query_index
+    documents = _unique([t for parts in pieces.values() for ts in parts.values() for t in ts])
+    documents += _unique([h.needle for h in haystacks if h.needle and h.needle not in documents])
+    queries = _unique(
+        [query_text(g, arm, expansions) for arm in config.arms for g in needle_set.groups]
     )
+    # Documents first: the lexical baseline fits its vocabulary on them.
+    scorer = _Scorer(
+        docs=_normalize(embedder.encode_documents(documents), len(documents)),
+        queries=_normalize(embedder.encode_queries(queries), len(queries)),
+        doc_index={text: i for i, text in enumerate(documents)},
+        query_index={text: i for i, text in enumerate(queries)},
+    )
+    window = _Window(max_tokens, chunk_tokens)
+    out = _Collected(config.orders)
+    for arm in config.arms:
+        rows = [scorer.query_index[query_text(g, arm, expansions)] for g in needle_set.groups]
+        for scoring in config.scoring:
+            for length in config.lengths:
+                columns = [h for h in haystacks if h.length == length and _belongs(h, arm)]
+                matrix = scorer.matrix(rows, [pieces[h.id][scoring] for h in columns], scoring)
+                out.add(arm, scoring, length, needle_set, columns, matrix, rows, scorer, window)
+
+    tables = summarize(out.cases, out.negatives)
+    intervals = _intervals(config, out) if config.bootstrap else ()
     return NiahResults(
         config=config,
-        model=ModelInfo(
-            name=config.model, fingerprint=embedder.fingerprint, max_tokens=embedder.max_tokens
-        ),
+        model=ModelInfo(name=config.model, fingerprint=embedder.fingerprint, max_tokens=max_tokens),
         corpus={
             "name": corpus.name,
             "fingerprint": corpus.fingerprint(),
@@ -95,88 +142,171 @@ def run_experiment(
             "source": needle_set.source,
             "fingerprint": needle_set.fingerprint(),
             "groups": len(needle_set.groups),
+            "expansions": expansions.fingerprint() if expansions is not None else None,
         },
         versions=package_versions(),
         audit=builder.audit(),
-        cases=tuple(cases),
-        negatives=tuple(negatives),
-        tables=summarize(cases, negatives),
+        cases=tuple(out.cases),
+        negatives=tuple(out.negatives),
+        tables=tables,
+        intervals=intervals,
+        retrieval=tuple(out.retrieval),
+        effective_lengths=_effective_lengths(config, tables, intervals),
     )
 
 
-def _score(
-    config: NiahConfig,
-    needle_set: NeedleSet,
-    haystacks: Sequence[Haystack],
-    max_tokens: int | None,
-    docs: Scored,
-    qs: Scored,
-    doc_index: dict[str, int],
-    query_index: dict[str, int],
-) -> tuple[list[CaseResult], list[NegativeScores]]:
-    groups = {g.id: g for g in needle_set.groups}
-    controls: dict[int, list[Haystack]] = {}
-    needles: dict[tuple[str, str, str, int, int], Haystack] = {}
-    for h in haystacks:
-        if h.is_control:
-            controls.setdefault(h.length, []).append(h)
-        else:
-            needles[h.group_id, h.kind, h.order, h.length, h.position] = h  # type: ignore[index]
+def _belongs(h: Haystack, arm: str) -> bool:
+    return h.is_control or h.kind == needle_kind(arm)
 
-    cases: list[CaseResult] = []
-    negatives: list[NegativeScores] = []
-    for arm in config.arms:
-        for group in needle_set.groups:
-            q = query_index[query_text(group, arm)]
-            for length in config.lengths:
-                pool = controls[length]
-                neg = [_cos(qs, q, docs, doc_index[c.text]) for c in pool]
-                negatives.append(NegativeScores(arm, group.id, length, tuple(neg)))
-                own = [s for c, s in zip(pool, neg, strict=True) if c.group_id == group.id]
-                control_score = float(np.mean(own))
-                for order in config.orders:
-                    for position in range(config.positions):
-                        h = needles[group.id, ARM_KIND[arm], order, length, position]
-                        cases.append(
-                            _case(
-                                arm,
-                                groups[group.id],
-                                h,
-                                q,
-                                control_score,
-                                max_tokens,
-                                docs,
-                                qs,
-                                doc_index,
-                            )
-                        )
-    return cases, negatives
+
+def _pieces(
+    config: NiahConfig, haystacks: Sequence[Haystack], embedder: Embedder, chunk_tokens: int
+) -> dict[str, dict[str, list[str]]]:
+    """Per haystack and scoring, the texts whose embeddings score it."""
+    chunked = any(s != "whole" for s in config.scoring)
+    spans = embedder.token_spans([h.text for h in haystacks]) if chunked else None
+    pieces: dict[str, dict[str, list[str]]] = {}
+    for i, h in enumerate(haystacks):
+        parts: dict[str, list[str]] = {}
+        chunks = chunk_texts(h.text, spans[i], chunk_tokens) if spans is not None else []
+        for scoring in config.scoring:
+            parts[scoring] = [h.text] if scoring == "whole" else chunks
+        pieces[h.id] = parts
+    return pieces
+
+
+@dataclass(frozen=True)
+class _Window:
+    """Which needle offsets a model still reads, given how haystacks are cut."""
+
+    max_tokens: int | None
+    chunk_tokens: int
+
+    def truncated(self, offset: int, scoring: str) -> bool:
+        if self.max_tokens is None:
+            return False
+        within = offset if scoring == "whole" else offset % self.chunk_tokens
+        return within >= self.max_tokens
+
+
+@dataclass
+class _Scorer:
+    docs: Scored
+    queries: Scored
+    doc_index: dict[str, int]
+    query_index: dict[str, int]
+
+    def cosine(self, query_row: int, text: str) -> float:
+        d = self.doc_index[text]
+        if self.queries.bad[query_row] or self.docs.bad[d]:
+            return math.nan
+        return float(_dense(self.queries.matrix[[query_row]] @ self.docs.matrix[[d]].T)[0, 0])
+
+    def matrix(self, rows: list[int], pieces: list[list[str]], scoring: str) -> np.ndarray:
+        """cos(question, haystack) for each question row and haystack (its pieces' texts)."""
+        flat = [self.doc_index[t] for texts in pieces for t in texts]
+        starts = np.cumsum([0] + [len(texts) for texts in pieces[:-1]])
+        docs = self.docs.matrix[flat]
+        queries = self.queries.matrix[rows]
+        if scoring == "chunk-mean":
+            summed = _aggregation(starts, len(flat)) @ docs
+            norms = _row_norms(summed)
+            scores = _dense(queries @ summed.T) / np.where(norms > 0, norms, np.inf)
+        else:
+            raw = _dense(queries @ docs.T)
+            scores = np.maximum.reduceat(raw, starts, axis=1) if scoring == "chunk-max" else raw
+        bad_piece = np.logical_or.reduceat(self.docs.bad[flat], starts)
+        scores[:, bad_piece] = np.nan
+        scores[self.queries.bad[rows], :] = np.nan
+        return scores
+
+
+@dataclass
+class _Collected:
+    orders: tuple[str, ...]
+    cases: list[CaseResult] = field(default_factory=list)
+    negatives: list[NegativeScores] = field(default_factory=list)
+    retrieval: list[RetrievalRow] = field(default_factory=list)
+    questions: dict[tuple[str, str, int], list[Any]] = field(default_factory=dict)
+
+    def add(
+        self,
+        arm: str,
+        scoring: str,
+        length: int,
+        needle_set: NeedleSet,
+        columns: list[Haystack],
+        matrix: np.ndarray,
+        rows: list[int],
+        scorer: _Scorer,
+        window: _Window,
+    ) -> None:
+        """Cases, negatives, retrieval rows and per-question scores of one matrix."""
+        from .retrieval import rank_metrics
+        from .stats import QuestionScores
+
+        control_cols = [j for j, h in enumerate(columns) if h.is_control]
+        ranked_rows, relevant, excluded = [], [], []
+        questions = []
+        for g, group in enumerate(needle_set.groups):
+            negatives = matrix[g, control_cols]
+            self.negatives.append(NegativeScores(arm, scoring, group.id, length, tuple(negatives)))
+            own = [j for j in control_cols if columns[j].group_id == group.id]
+            control_score = float(np.mean(matrix[g, own]))
+            mine = [j for j, h in enumerate(columns) if not h.is_control and h.group_id == group.id]
+            # Grid order: needle order as configured, then position.
+            mine.sort(key=lambda j: (self.orders.index(columns[j].order), columns[j].position))
+            group_cases = []
+            for j in mine:
+                h = columns[j]
+                case = _case(arm, scoring, group, h, float(matrix[g, j]), control_score, window)
+                cos_qn = scorer.cosine(rows[g], h.needle or "")
+                case = _with_needle_score(case, cos_qn)
+                group_cases.append(case)
+                exclude = np.zeros(len(columns), dtype=bool)
+                exclude[[k for k in mine if k != j]] = True
+                ranked_rows.append(matrix[g])
+                relevant.append(j)
+                excluded.append(exclude)
+            self.cases.extend(group_cases)
+            valid = [c for c in group_cases if c.problem is None]
+            questions.append(
+                QuestionScores(
+                    group_id=group.id,
+                    positives=np.array([c.cos_qh for c in valid]),
+                    controls=np.array([c.control_score for c in valid]),
+                    negatives=negatives[np.isfinite(negatives)],
+                    normalized=np.array([c.normalized for c in valid]),
+                )
+            )
+        self.questions[arm, scoring, length] = questions
+        if ranked_rows:
+            m = rank_metrics(np.array(ranked_rows), np.array(relevant), np.array(excluded))
+            self.retrieval.append(
+                RetrievalRow(arm, scoring, length, m["acc@1"], m["mrr"], m["ndcg@k"])
+            )
 
 
 def _case(
     arm: str,
+    scoring: str,
     group: NeedleGroup,
     h: Haystack,
-    q: int,
+    cos_qh: float,
     control_score: float,
-    max_tokens: int | None,
-    docs: Scored,
-    qs: Scored,
-    doc_index: dict[str, int],
+    window: _Window,
 ) -> CaseResult:
-    assert h.needle is not None and h.needle_offset is not None and h.needle_tokens is not None
-    hi, ni = doc_index[h.text], doc_index[h.needle]
-    cos_qh = _cos(qs, q, docs, hi)
-    cos_qn = _cos(qs, q, docs, ni)
-    problem = None
-    if qs.bad[q] or docs.bad[hi] or docs.bad[ni] or not math.isfinite(control_score):
-        problem = "non-finite or zero embedding (query, haystack, needle or control)"
+    assert h.needle_offset is not None and h.needle_tokens is not None
     filler = h.length - h.needle_tokens
+    problem = None
+    if not (math.isfinite(cos_qh) and math.isfinite(control_score)):
+        problem = "non-finite or zero embedding (query, haystack, needle or control)"
     return CaseResult(
-        id=case_id(group.id, arm, h.order or "", h.length, h.position or 0),
+        id=case_id(group.id, arm, h.order or "", h.length, h.position or 0, scoring),
         group_id=group.id,
         category=group.category,
         arm=arm,
+        scoring=scoring,
         order=h.order or "",
         length=h.length,
         position=h.position or 0,
@@ -184,18 +314,81 @@ def _case(
         name=h.name or "",
         needle_offset=h.needle_offset,
         needle_tokens=h.needle_tokens,
-        truncated=max_tokens is not None and h.needle_offset >= max_tokens,
+        truncated=window.truncated(h.needle_offset, scoring),
         cos_qh=cos_qh,
-        cos_qn=cos_qn,
-        normalized=float(cos_qh / cos_qn) if cos_qn > 0 else math.nan,
+        cos_qn=math.nan,
+        normalized=math.nan,
         control_score=control_score,
         found=bool(cos_qh > control_score),
         problem=problem,
     )
 
 
+def _with_needle_score(case: CaseResult, cos_qn: float) -> CaseResult:
+    problem = case.problem
+    if problem is None and not math.isfinite(cos_qn):
+        problem = "non-finite or zero embedding (query, haystack, needle or control)"
+    normalized = case.cos_qh / cos_qn if cos_qn > 0 else math.nan
+    return replace(case, cos_qn=cos_qn, normalized=normalized, problem=problem)
+
+
+def _intervals(config: NiahConfig, out: _Collected) -> tuple[IntervalRow, ...]:
+    from .stats import bootstrap_intervals
+
+    rows = []
+    for (arm, scoring, length), questions in out.questions.items():
+        found = bootstrap_intervals(questions, n_resamples=config.bootstrap, seed=config.seed)
+        for metric, interval in found.items():
+            rows.append(
+                IntervalRow(
+                    arm, scoring, length, metric, interval.point, interval.low, interval.high
+                )
+            )
+    return tuple(rows)
+
+
+def _effective_lengths(
+    config: NiahConfig, tables: Sequence[Any], intervals: Sequence[IntervalRow]
+) -> tuple[EffectiveLength, ...]:
+    from .stats import effective_length
+
+    low = {(r.arm, r.scoring, r.length): r.low for r in intervals if r.metric == "auc"}
+    out = []
+    for arm in config.arms:
+        for scoring in config.scoring:
+            rows = [r for r in tables if (r.by, r.arm, r.scoring) == ("length", arm, scoring)]
+            rows.sort(key=lambda r: r.length)
+            if not rows:
+                continue
+            aucs = [r.auc for r in rows]
+            # Without bootstrap intervals the point AUC stands in for the lower bound.
+            lows = [low.get((arm, scoring, r.length), r.auc) for r in rows]
+            best = effective_length([r.length for r in rows], aucs, lows)
+            out.append(EffectiveLength(arm, scoring, best, rows[0].auc))
+    return tuple(out)
+
+
 def _unique(texts: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(texts))
+
+
+def _dense(product: Any) -> np.ndarray:
+    return np.asarray(product.toarray() if hasattr(product, "toarray") else product, dtype=float)
+
+
+def _row_norms(matrix: Any) -> np.ndarray:
+    if hasattr(matrix, "multiply"):
+        return np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+    return np.linalg.norm(np.asarray(matrix, dtype=float), axis=1)
+
+
+def _aggregation(starts: np.ndarray, total: int) -> Any:
+    """A sparse 0/1 matrix that sums consecutive runs of rows (one run per haystack)."""
+    import scipy.sparse as sp
+
+    ends = np.append(starts[1:], total)
+    owner = np.repeat(np.arange(len(starts)), ends - starts)
+    return sp.csr_matrix((np.ones(total), (owner, np.arange(total))), shape=(len(starts), total))
 
 
 def _normalize(matrix: Any, rows: int) -> Scored:
@@ -204,14 +397,12 @@ def _normalize(matrix: Any, rows: int) -> Scored:
         raise EmbeddingError(
             f"the model returned {getattr(matrix, 'shape', None)} embeddings for {rows} texts"
         )
-    try:
-        import scipy.sparse as sp
-    except ImportError:  # pragma: no cover - scipy is a dependency
-        sp = None
-    if sp is not None and sp.issparse(matrix):
+    import scipy.sparse as sp
+
+    if sp.issparse(matrix):
         # Sparse rows are lexical: an empty row (no known word) honestly scores 0.
         matrix = sp.csr_matrix(matrix, dtype=np.float64)
-        norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+        norms = _row_norms(matrix)
         bad = ~np.isfinite(norms)
         scale = np.where(bad | (norms == 0), 0.0, 1.0 / np.where(norms == 0, 1.0, norms))
         return Scored(sp.diags(scale) @ matrix, bad)
@@ -220,13 +411,4 @@ def _normalize(matrix: Any, rows: int) -> Scored:
         norms = np.linalg.norm(dense, axis=1)
     bad = ~np.isfinite(norms) | (norms == 0) | ~np.isfinite(dense).all(axis=1)
     safe = np.where(bad, 1.0, norms)
-    return Scored(dense / safe[:, None], bad)
-
-
-def _cos(qs: Scored, q: int, docs: Scored, d: int) -> float:
-    if qs.bad[q] or docs.bad[d]:
-        return math.nan
-    a, b = qs.row(q), docs.row(d)
-    if hasattr(a, "multiply"):
-        return float(a.multiply(b).sum())
-    return float(np.dot(a, b))
+    return Scored(np.where(bad[:, None], 0.0, dense / safe[:, None]), bad)

@@ -12,9 +12,15 @@ from .config import NiahConfig
 from .needles import NeedleSet
 
 
-def case_id(group_id: str, arm: str, order: str, length: int, position: int) -> str:
-    """The id of one needle case, e.g. ``dietary-03-onehop-inverted-L4096-p07``."""
-    return f"{group_id}-{arm}-{order}-L{length}-p{position:02d}"
+def case_id(
+    group_id: str, arm: str, order: str, length: int, position: int, scoring: str = "whole"
+) -> str:
+    """The id of one needle case, e.g. ``dietary-03-onehop-inverted-L4096-p07``.
+
+    A scoring other than ``whole`` ends the id: ``...-L4096-p07-chunk-max``.
+    """
+    base = f"{group_id}-{arm}-{order}-L{length}-p{position:02d}"
+    return base if scoring == "whole" else f"{base}-{scoring}"
 
 
 def control_id(group_id: str, length: int, control: int) -> str:
@@ -22,9 +28,10 @@ def control_id(group_id: str, length: int, control: int) -> str:
     return f"{group_id}-control-L{length}-c{control}"
 
 
-def gate_id(arm: str, length: int) -> str:
-    """The id of one per-length gate, e.g. ``gate-onehop-L4096``."""
-    return f"gate-{arm}-L{length}"
+def gate_id(arm: str, length: int, scoring: str = "whole") -> str:
+    """The id of one per-length gate: ``gate-onehop-L4096``, ``gate-literal-chunk-max-L64``."""
+    middle = arm if scoring == "whole" else f"{arm}-{scoring}"
+    return f"gate-{middle}-L{length}"
 
 
 class CaseParam(NamedTuple):
@@ -36,11 +43,14 @@ class CaseParam(NamedTuple):
     order: str
     length: int
     position: int
+    scoring: str = "whole"
 
     @property
     def case_id(self) -> str:
         """The id inside one model's results."""
-        return case_id(self.group_id, self.arm, self.order, self.length, self.position)
+        return case_id(
+            self.group_id, self.arm, self.order, self.length, self.position, self.scoring
+        )
 
 
 class GateParam(NamedTuple):
@@ -49,13 +59,15 @@ class GateParam(NamedTuple):
     model: str
     arm: str
     length: int
+    scoring: str = "whole"
 
 
 def case_params(model: str, config: NiahConfig, needle_set: NeedleSet) -> list[CaseParam]:
-    """Every case of one model, in results order (arm, group, length, order, position)."""
+    """Every case of one model, in results order (arm, scoring, group, length, order, position)."""
     return [
-        CaseParam(model, arm, group.id, order, length, position)
+        CaseParam(model, arm, group.id, order, length, position, scoring)
         for arm in config.arms
+        for scoring in config.scoring
         for group in needle_set.groups
         for length in config.lengths
         for order in config.orders
@@ -64,14 +76,19 @@ def case_params(model: str, config: NiahConfig, needle_set: NeedleSet) -> list[C
 
 
 def gate_params(model: str, config: NiahConfig) -> list[GateParam]:
-    """One gate per arm and length."""
-    return [GateParam(model, arm, length) for arm in config.arms for length in config.lengths]
+    """One gate per arm, scoring and length."""
+    return [
+        GateParam(model, arm, length, scoring)
+        for arm in config.arms
+        for scoring in config.scoring
+        for length in config.lengths
+    ]
 
 
 def param_ids(params: Sequence[CaseParam | GateParam], *, with_model: bool) -> list[str]:
     """Test ids; the model label leads only when several models run."""
     ids = []
     for p in params:
-        base = p.case_id if isinstance(p, CaseParam) else gate_id(p.arm, p.length)
+        base = p.case_id if isinstance(p, CaseParam) else gate_id(p.arm, p.length, p.scoring)
         ids.append(f"{p.model}-{base}" if with_model else base)
     return ids

@@ -135,8 +135,31 @@ OPTIONS: tuple[Option, ...] = (
         "arms",
         lambda v: cfg.parse_choices(v, what="--niah-arms", choices=cfg.ARMS),
         ("onehop",),
-        f"Needle arms to run: {', '.join(cfg.ARMS)}.",
+        "Needle/query arms: onehop, literal (needles in the question's own words), "
+        "expand100/expand150/expand250 (questions expanded with that many related terms).",
         metavar="ARMS",
+    ),
+    Option(
+        "scoring",
+        lambda v: cfg.parse_choices(v, what="--niah-scoring", choices=cfg.SCORINGS),
+        ("whole",),
+        "How a haystack is scored: whole (its own embedding, as in the study), chunk-max "
+        "(its best chunk), chunk-mean (the mean of its chunk embeddings).",
+        metavar="SCORINGS",
+    ),
+    Option(
+        "chunk-tokens",
+        _optional_int("--niah-chunk-tokens"),
+        None,
+        "Chunk size in tokens for chunk-max/chunk-mean; empty uses the model's window.",
+        metavar="N",
+    ),
+    Option(
+        "expansions",
+        _text,
+        "builtin",
+        "Expansion-terms JSON file for the expandN arms, or 'builtin'.",
+        metavar="PATH",
     ),
     Option(
         "orders",
@@ -214,6 +237,19 @@ OPTIONS: tuple[Option, ...] = (
         cfg.Thresholds(),
         "Fail a length whose comparative ratio is below this (same syntax as --niah-min-auc).",
         metavar="T|L=T,...",
+    ),
+    Option(
+        "gate-on",
+        lambda v: cfg.parse_choice(v, what="--niah-gate-on", choices=cfg.GATE_ON),
+        "point",
+        "Gate on the metric's point value, or on the lower end of its 95% bootstrap interval.",
+    ),
+    Option(
+        "bootstrap",
+        lambda v: cfg.parse_positive_int(v, what="--niah-bootstrap", minimum=0),
+        1000,
+        "Bootstrap resamples (over needle groups) for the 95% intervals; 0 turns them off.",
+        metavar="N",
     ),
     Option(
         "strict",

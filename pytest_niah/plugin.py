@@ -91,6 +91,7 @@ def _build_session(config: pytest.Config, models: list[str]) -> NiahSession:
         }
         values["corpus"] = _local_path(values["corpus"], here, keep="gutenberg")
         values["needles"] = _local_path(values["needles"], here, keep="builtin")
+        values["expansions"] = _local_path(values["expansions"], here, keep="builtin")
         specs = [ModelSpec.parse(m) for m in models]
         fields = {f.name for f in dataclasses.fields(NiahConfig)}
         base = NiahConfig(model=specs[0].name, **{k: v for k, v in values.items() if k in fields})
@@ -99,6 +100,7 @@ def _build_session(config: pytest.Config, models: list[str]) -> NiahSession:
             base,
             min_auc=values["min_auc"],
             min_ratio=values["min_ratio"],
+            gate_on=values["gate_on"],
             strict=values["strict"],
             json_path=str(here / values["json"]) if values["json"] else "",
         )
@@ -209,16 +211,17 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         if results is None:
             continue
         terminalreporter.write_sep("=", f"pytest-niah: {label}")
-        for arm in results.config.arms:
-            terminalreporter.write_line(title(label, results, arm))
-            for line in length_table(results, arm, gate=lambda row: _gate_status(session, row)):
+        for arm, scoring in results.variants:
+            terminalreporter.write_line(title(label, results, arm, scoring))
+            status = lambda row, results=results: _gate_status(session, row, results)  # noqa: E731
+            for line in length_table(results, arm, scoring, gate=status):
                 terminalreporter.write_line("  " + line)
 
 
-def _gate_status(session: NiahSession, row: Any) -> str:
+def _gate_status(session: NiahSession, row: Any, results: NiahResults) -> str:
     if not session.gated(row.length):
         return "-"
-    failures = session.gate_failures(row)
+    failures = session.gate_failures(row, results)
     return "FAIL: " + "; ".join(failures) if failures else "pass"
 
 

@@ -83,6 +83,7 @@ class CaseResult:
     group_id: str
     category: str
     arm: str
+    scoring: str
     order: str
     length: int
     position: int
@@ -104,6 +105,7 @@ class NegativeScores:
     """One question's scores against every no-needle control of one length (its negatives)."""
 
     arm: str
+    scoring: str
     group_id: str
     length: int
     scores: tuple[float, ...]
@@ -118,6 +120,7 @@ class MetricRow:
     """
 
     arm: str
+    scoring: str
     length: int
     by: str
     key: str
@@ -142,6 +145,45 @@ class MetricRow:
 
 
 @dataclass(frozen=True)
+class IntervalRow:
+    """A 95% bootstrap interval (resampling needle groups) of one per-length metric."""
+
+    arm: str
+    scoring: str
+    length: int
+    metric: str
+    point: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class RetrievalRow:
+    """The retrieval view of one length: each needle haystack ranked among all haystacks.
+
+    A case's haystack competes with every haystack of its length except its own
+    question's other needle haystacks; acc@1, MRR and nDCG@10 are means over cases.
+    """
+
+    arm: str
+    scoring: str
+    length: int
+    acc_at_1: float
+    mrr: float
+    ndcg_at_10: float
+
+
+@dataclass(frozen=True)
+class EffectiveLength:
+    """The longest length up to which AUC holds (see README: effective context length)."""
+
+    arm: str
+    scoring: str
+    length: int | None
+    reference_auc: float
+
+
+@dataclass(frozen=True)
 class ModelInfo:
     """Which model produced the scores."""
 
@@ -163,6 +205,9 @@ class NiahResults:
     cases: tuple[CaseResult, ...]
     negatives: tuple[NegativeScores, ...]
     tables: tuple[MetricRow, ...]
+    intervals: tuple[IntervalRow, ...] = ()
+    retrieval: tuple[RetrievalRow, ...] = ()
+    effective_lengths: tuple[EffectiveLength, ...] = ()
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -170,16 +215,43 @@ class NiahResults:
         """The seed every random choice came from."""
         return self.config.seed
 
-    def rows(self, by: str = "length", arm: str | None = None) -> tuple[MetricRow, ...]:
-        """Metric rows of one split, optionally of one arm, ordered by arm, length, key."""
-        return tuple(r for r in self.tables if r.by == by and (arm is None or r.arm == arm))
+    @property
+    def variants(self) -> tuple[tuple[str, str], ...]:
+        """Every (arm, scoring) pair of the run, in config order."""
+        return tuple((a, s) for a in self.config.arms for s in self.config.scoring)
 
-    def row(self, arm: str, length: int) -> MetricRow:
-        """The per-length row of one arm."""
+    def rows(
+        self, by: str = "length", arm: str | None = None, scoring: str | None = None
+    ) -> tuple[MetricRow, ...]:
+        """Metric rows of one split, optionally of one arm and scoring."""
+        return tuple(
+            r
+            for r in self.tables
+            if r.by == by and arm in (None, r.arm) and scoring in (None, r.scoring)
+        )
+
+    def row(self, arm: str, length: int, scoring: str = "whole") -> MetricRow:
+        """The per-length row of one arm and scoring."""
         for r in self.tables:
-            if r.by == "length" and r.arm == arm and r.length == length:
+            if r.by == "length" and (r.arm, r.scoring, r.length) == (arm, scoring, length):
                 return r
-        raise KeyError(f"no metrics for arm {arm!r} at length {length}")
+        raise KeyError(f"no metrics for arm {arm!r}, scoring {scoring!r} at length {length}")
+
+    def interval(
+        self, arm: str, length: int, metric: str, scoring: str = "whole"
+    ) -> IntervalRow | None:
+        """The bootstrap interval of one per-length metric, if computed."""
+        for r in self.intervals:
+            if (r.arm, r.scoring, r.length, r.metric) == (arm, scoring, length, metric):
+                return r
+        return None
+
+    def effective_length(self, arm: str, scoring: str = "whole") -> EffectiveLength | None:
+        """The effective context length of one arm and scoring, if computed."""
+        for r in self.effective_lengths:
+            if (r.arm, r.scoring) == (arm, scoring):
+                return r
+        return None
 
     def case(self, case_id: str) -> CaseResult:
         """One case by id."""
@@ -212,6 +284,9 @@ class NiahResults:
             "tables": [_encode(dataclasses.asdict(r)) for r in self.tables],
             "cases": [_encode(dataclasses.asdict(c)) for c in self.cases],
             "negatives": [_encode(dataclasses.asdict(n)) for n in self.negatives],
+            "intervals": [_encode(dataclasses.asdict(r)) for r in self.intervals],
+            "retrieval": [_encode(dataclasses.asdict(r)) for r in self.retrieval],
+            "effective_lengths": [_encode(dataclasses.asdict(r)) for r in self.effective_lengths],
         }
 
     def to_json(self, *, indent: int | None = 1) -> str:
@@ -248,6 +323,16 @@ class NiahResults:
                 cases=tuple(CaseResult(**_decode(c, CaseResult)) for c in data["cases"]),
                 negatives=tuple(
                     NegativeScores(**_decode(n, NegativeScores)) for n in data["negatives"]
+                ),
+                intervals=tuple(
+                    IntervalRow(**_decode(r, IntervalRow)) for r in data.get("intervals", [])
+                ),
+                retrieval=tuple(
+                    RetrievalRow(**_decode(r, RetrievalRow)) for r in data.get("retrieval", [])
+                ),
+                effective_lengths=tuple(
+                    EffectiveLength(**_decode(r, EffectiveLength))
+                    for r in data.get("effective_lengths", [])
                 ),
             )
         except (KeyError, TypeError) as exc:

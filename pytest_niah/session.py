@@ -28,6 +28,7 @@ class NiahSession:
         configs: One config per model label, in command-line order.
         min_auc: AUC gate.
         min_ratio: Comparative-ratio gate.
+        gate_on: ``point`` gates the metric itself, ``lower`` its 95% interval's lower end.
         strict: A missed needle fails instead of xfailing.
         json_path: Where to write results at the end, or empty.
         shared_dir: Folder shared by all processes of this run (set by the plugin).
@@ -36,6 +37,7 @@ class NiahSession:
     configs: dict[str, NiahConfig]
     min_auc: Thresholds = field(default_factory=Thresholds)
     min_ratio: Thresholds = field(default_factory=Thresholds)
+    gate_on: str = "point"
     strict: bool = False
     json_path: str = ""
     shared_dir: Path | None = None
@@ -128,16 +130,27 @@ class NiahSession:
             return self._results[label]
         return None
 
-    def gate_failures(self, row: MetricRow) -> list[str]:
-        """What a per-length row falls short of, in words and numbers."""
+    def gate_failures(self, row: MetricRow, results: NiahResults | None = None) -> list[str]:
+        """What a per-length row falls short of, in words and numbers.
+
+        With ``gate_on == "lower"`` the lower end of the metric's bootstrap interval (from
+        ``results``) is gated instead of the point value.
+        """
         failures = []
-        for metric, value, thresholds in (
-            ("AUC", row.auc, self.min_auc),
-            ("comparative ratio", row.comparative_ratio, self.min_ratio),
+        for label, metric, thresholds in (
+            ("AUC", "auc", self.min_auc),
+            ("comparative ratio", "comparative_ratio", self.min_ratio),
         ):
             threshold = thresholds.at(row.length)
-            if threshold is not None and not value >= threshold:  # NaN fails too
-                failures.append(f"{metric} {value:.3f} < {threshold:g}")
+            if threshold is None:
+                continue
+            value = getattr(row, metric)
+            if self.gate_on == "lower" and results is not None:
+                interval = results.interval(row.arm, row.length, metric, row.scoring)
+                if interval is not None:
+                    value, label = interval.low, f"{label} lower 95% bound"
+            if not value >= threshold:  # NaN fails too
+                failures.append(f"{label} {value:.3f} < {threshold:g}")
         return failures
 
     def gated(self, length: int) -> bool:

@@ -7,30 +7,44 @@ from collections.abc import Callable
 
 from .results import MetricRow, NiahResults
 
-COLUMNS: tuple[tuple[str, Callable[[MetricRow], str]], ...] = (
-    ("length", lambda r: f"{r.length}"),
-    ("norm.sim", lambda r: _f(r.normalized)),
-    ("ratio", lambda r: _f(r.comparative_ratio)),
-    ("AUC", lambda r: _f(r.auc)),
-    ("separation", lambda r: _f(r.separation, 4)),
-    ("effect", lambda r: _f(r.effect_size, 2)),
-    ("found", lambda r: f"{r.found}"),
-    ("missed", lambda r: f"{r.missed}"),
-    ("truncated", lambda r: f"{r.truncated}"),
-)
 
-
-def _f(value: float, digits: int = 3) -> str:
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A number for a table: fixed digits, ``nan`` for missing."""
     return "nan" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
 def length_table(
-    results: NiahResults, arm: str, gate: Callable[[MetricRow], str] | None = None
+    results: NiahResults,
+    arm: str,
+    scoring: str = "whole",
+    gate: Callable[[MetricRow], str] | None = None,
 ) -> list[str]:
     """Aligned lines: a header, then one row per length; ``gate`` adds a status column."""
-    rows = results.rows("length", arm)
-    header = [name for name, _ in COLUMNS] + (["gate"] if gate else [])
-    body = [[fmt(r) for _, fmt in COLUMNS] + ([gate(r)] if gate else []) for r in rows]
+    retrieval = {r.length: r for r in results.retrieval if (r.arm, r.scoring) == (arm, scoring)}
+
+    def auc_cell(r: MetricRow) -> str:
+        interval = results.interval(arm, r.length, "auc", scoring)
+        if interval is None:
+            return fmt(r.auc)
+        return f"{fmt(r.auc)} [{fmt(interval.low, 2)},{fmt(interval.high, 2)}]"
+
+    columns: list[tuple[str, Callable[[MetricRow], str]]] = [
+        ("length", lambda r: f"{r.length}"),
+        ("norm.sim", lambda r: fmt(r.normalized)),
+        ("ratio", lambda r: fmt(r.comparative_ratio)),
+        ("AUC [95% CI]", auc_cell),
+        ("separation", lambda r: fmt(r.separation, 4)),
+        ("effect", lambda r: fmt(r.effect_size, 2)),
+        ("acc@1", lambda r: fmt(getattr(retrieval.get(r.length), "acc_at_1", None))),
+        ("MRR", lambda r: fmt(getattr(retrieval.get(r.length), "mrr", None))),
+        ("found", lambda r: f"{r.found}"),
+        ("missed", lambda r: f"{r.missed}"),
+        ("truncated", lambda r: f"{r.truncated}"),
+    ]
+    if gate is not None:
+        columns.append(("gate", gate))
+    header = [name for name, _ in columns]
+    body = [[cell(r) for _, cell in columns] for r in results.rows("length", arm, scoring)]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     return [
         "  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True))
@@ -38,9 +52,15 @@ def length_table(
     ]
 
 
-def title(label: str, results: NiahResults, arm: str) -> str:
-    """One line naming the model, arm and the model's window."""
+def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") -> str:
+    """One line naming the model, arm, scoring, the model's window and the effective length."""
     window = results.model.max_tokens
-    seen = "no limit" if window is None else f"reads {window} tokens"
-    fingerprint = results.model.fingerprint[:12]
-    return f"{label} ({results.model.name}), arm {arm}: {seen}, fingerprint {fingerprint}"
+    seen = "reads every token" if window is None else f"reads {window} tokens"
+    effective = results.effective_length(arm, scoring)
+    if effective is None:
+        eff = ""
+    elif effective.length is None:
+        eff = ", effective length: none (fails at the shortest length)"
+    else:
+        eff = f", effective length {effective.length}"
+    return f"{label} ({results.model.name}), arm {arm}, scoring {scoring}: {seen}{eff}"

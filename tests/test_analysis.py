@@ -32,6 +32,7 @@ def case(
         group_id=group_id,
         category=group_id.rsplit("-", 1)[0],
         arm=arm,
+        scoring="whole",
         order=order,
         length=length,
         position=position,
@@ -62,8 +63,8 @@ CASES = [
     case("location-02", 0.2, control=0.3, order="inverted", position=5),
 ]
 NEGATIVES = [
-    NegativeScores("onehop", "dietary-01", 128, (0.35, 0.2)),
-    NegativeScores("onehop", "location-02", 128, (0.2, 0.1, 0.3)),
+    NegativeScores("onehop", "whole", "dietary-01", 128, (0.35, 0.2)),
+    NegativeScores("onehop", "whole", "location-02", 128, (0.2, 0.1, 0.3)),
 ]
 AUC_Q1, AUC_Q2 = 5 / 6, 0.5
 SEP_Q1, SEP_Q2 = 0.125, 0.0
@@ -75,7 +76,9 @@ def rows_by(rows, by):
 
 
 def neg_index(negatives):
-    return {(n.arm, n.group_id, n.length): np.asarray(n.scores, float) for n in negatives}
+    return {
+        (n.arm, n.scoring, n.group_id, n.length): np.asarray(n.scores, float) for n in negatives
+    }
 
 
 def test_length_row_averages_two_sample_metrics_over_questions():
@@ -126,7 +129,7 @@ def test_comparative_ratio_counts_ties_with_own_control_half():
         case("dietary-01", 0.3, control=0.4, position=2),
         case("dietary-01", 0.6, control=0.7, position=3),
     ]
-    row = metric_row("onehop", 128, "length", "", cases, {})
+    row = metric_row("onehop", "whole", 128, "length", "", cases, {})
     assert row.comparative_ratio == pytest.approx((0.5 + 1 + 0 + 0) / 4)
     assert (row.found, row.missed) == (1, 3)
 
@@ -171,12 +174,13 @@ def test_summarize_separates_arms_and_lengths():
     ]
     negatives = [
         *NEGATIVES,
-        NegativeScores("literal", "dietary-01", 128, (0.0, 0.95)),
-        NegativeScores("literal", "dietary-01", 256, (0.0,)),
+        NegativeScores("literal", "whole", "dietary-01", 128, (0.0, 0.95)),
+        NegativeScores("literal", "whole", "dietary-01", 256, (0.0,)),
     ]
     rows = summarize(CASES + literal, negatives)
     length_rows = [(r.arm, r.length) for r in rows if r.by == "length"]
-    assert length_rows == [("literal", 128), ("literal", 256), ("onehop", 128)]
+    # Rows follow the cases (config order), not alphabetical order.
+    assert length_rows == [("onehop", 128), ("literal", 128), ("literal", 256)]
     lit128 = next(r for r in rows if r.by == "length" and r.arm == "literal" and r.length == 128)
     assert lit128.auc == pytest.approx(0.5)  # its own arm's negatives, not onehop's
     lit256 = next(r for r in rows if r.by == "length" and r.arm == "literal" and r.length == 256)
@@ -197,7 +201,7 @@ def test_invalid_case_is_counted_and_left_out_of_every_metric():
         problem="non-finite embedding",
     )
     only_bad = case("location-03", 0.9, control=0.0, problem="non-finite embedding")
-    negatives = [*NEGATIVES, NegativeScores("onehop", "location-03", 128, (0.1, 0.2))]
+    negatives = [*NEGATIVES, NegativeScores("onehop", "whole", "location-03", 128, (0.1, 0.2))]
     clean = summarize(CASES, NEGATIVES)
     dirty = summarize([*CASES, bad, only_bad], negatives)
 
@@ -219,7 +223,7 @@ def test_invalid_case_is_counted_and_left_out_of_every_metric():
 
 def test_slice_of_only_invalid_cases_has_nan_metrics():
     bad = case("dietary-01", 0.5, control=0.1, problem="empty haystack")
-    row = metric_row("onehop", 128, "length", "", [bad], neg_index(NEGATIVES))
+    row = metric_row("onehop", "whole", 128, "length", "", [bad], neg_index(NEGATIVES))
     assert (row.n_cases, row.invalid, row.n_questions, row.found, row.missed) == (1, 1, 0, 0, 0)
     for name in ("cos_qh", "normalized", "comparative_ratio", "auc", "separation", "effect_size"):
         assert math.isnan(getattr(row, name)), name
@@ -229,7 +233,10 @@ def test_question_with_nan_negatives_ignores_them():
     # Q3: positive 0.6 vs negatives (0.1, nan, 0.7) -> (0.1, 0.7): AUC 1/2, separation 0.2,
     # d = 0.2 / sqrt(((0 + 1 * 0.18) / 1))
     cases = [*CASES, case("location-03", 0.6, control=0.4, position=9)]
-    negatives = [*NEGATIVES, NegativeScores("onehop", "location-03", 128, (0.1, math.nan, 0.7))]
+    negatives = [
+        *NEGATIVES,
+        NegativeScores("onehop", "whole", "location-03", 128, (0.1, math.nan, 0.7)),
+    ]
     (row,) = [r for r in summarize(cases, negatives) if r.by == "length"]
     assert row.n_questions == 3
     assert row.auc == pytest.approx((AUC_Q1 + AUC_Q2 + 0.5) / 3)
@@ -247,7 +254,10 @@ def test_question_with_only_nan_or_no_negatives_is_left_out_of_two_sample_means(
         case("location-03", 0.6, control=0.4, position=9),
         case("medical-01", 0.6, control=0.4, position=9),
     ]
-    negatives = [*NEGATIVES, NegativeScores("onehop", "location-03", 128, (math.nan, math.nan))]
+    negatives = [
+        *NEGATIVES,
+        NegativeScores("onehop", "whole", "location-03", 128, (math.nan, math.nan)),
+    ]
     (row,) = [r for r in summarize(cases, negatives) if r.by == "length"]
     assert row.n_questions == 4
     assert row.auc == pytest.approx((AUC_Q1 + AUC_Q2) / 2)
@@ -257,7 +267,7 @@ def test_question_with_only_nan_or_no_negatives_is_left_out_of_two_sample_means(
 
 
 def test_metric_row_takes_by_and_key_as_given():
-    row = metric_row("onehop", 128, "category", "dietary", CASES[:3], neg_index(NEGATIVES))
+    row = metric_row("onehop", "whole", 128, "category", "dietary", CASES[:3], neg_index(NEGATIVES))
     assert (row.by, row.key, row.n_cases) == ("category", "dietary", 3)
     assert row.auc == pytest.approx(AUC_Q1)
     assert row.effect_size == pytest.approx(D_Q1)

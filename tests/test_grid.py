@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from pytest_niah.config import ARMS, ORDERS, NiahConfig
+from pytest_niah.config import ORDERS, NiahConfig
 from pytest_niah.grid import (
     CaseParam,
     GateParam,
@@ -32,7 +32,7 @@ def needle_set():
 @pytest.fixture(scope="module")
 def full_config():
     """The default grid with every arm."""
-    return NiahConfig(model="packaged-minilm", arms=ARMS)
+    return NiahConfig(model="packaged-minilm", arms=("onehop", "literal"))
 
 
 def test_id_formats():
@@ -91,7 +91,7 @@ def test_case_params_follow_a_group_selection(needle_set):
 
 
 def test_gate_params():
-    config = NiahConfig(model="m", arms=ARMS, lengths=(128, 1024))
+    config = NiahConfig(model="m", arms=("onehop", "literal"), lengths=(128, 1024))
     assert gate_params("m", config) == [
         GateParam("m", "onehop", 128),
         GateParam("m", "onehop", 1024),
@@ -150,7 +150,7 @@ def test_building_ids_imports_neither_torch_nor_numpy():
         from pytest_niah.config import ARMS, NiahConfig
         from pytest_niah.needles import builtin_needle_set
 
-        config = NiahConfig(model="packaged-minilm", arms=ARMS)
+        config = NiahConfig(model="packaged-minilm", arms=("onehop", "literal"))
         params = grid.case_params("m", config, builtin_needle_set())
         params += grid.gate_params("m", config)
         ids = grid.param_ids(params, with_model=True)

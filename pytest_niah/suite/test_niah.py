@@ -51,7 +51,7 @@ def test_needle(niah_case: CaseParam, niah_session: NiahSession, record_property
 def test_gate(niah_gate: GateParam, niah_session: NiahSession, record_property) -> None:
     """A length's AUC and comparative ratio meet --niah-min-auc and --niah-min-ratio."""
     results = niah_session.results(niah_gate.model)
-    row = results.row(niah_gate.arm, niah_gate.length)
+    row = results.row(niah_gate.arm, niah_gate.length, niah_gate.scoring)
     for key in ("normalized", "comparative_ratio", "auc", "separation", "effect_size"):
         record_property(key, getattr(row, key))
     for key in ("found", "missed", "truncated", "invalid"):
@@ -61,10 +61,11 @@ def test_gate(niah_gate: GateParam, niah_session: NiahSession, record_property) 
     for name in ("auc", "comparative_ratio"):
         value = getattr(row, name)
         assert math.isnan(value) or 0.0 <= value <= 1.0, f"{name} {value} is outside 0..1"
-    failures = niah_session.gate_failures(row)
+    failures = niah_session.gate_failures(row, results)
     if failures:
         pytest.fail(
-            f"model {niah_gate.model}, arm {niah_gate.arm}, length {niah_gate.length}: "
+            f"model {niah_gate.model}, arm {niah_gate.arm}, scoring {niah_gate.scoring}, "
+            f"length {niah_gate.length}: "
             + "; ".join(failures)
             + ". The per-length table is in the terminal summary; write every number with "
             "--niah-json=FILE.",
