@@ -21,7 +21,6 @@ ARMS: tuple[str, ...] = ("onehop", "literal", "expand100", "expand150", "expand2
 SCORINGS: tuple[str, ...] = ("whole", "chunk-max", "chunk-mean")
 GATE_ON: tuple[str, ...] = ("point", "lower")
 ORDERS: tuple[str, ...] = ("default", "inverted")
-DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "mps")
 DTYPES: tuple[str, ...] = ("auto", "float32", "float16", "bfloat16")
 MAX_LENGTH = 1_000_000
 
@@ -91,6 +90,16 @@ def parse_choice(value: str, *, what: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise ConfigError(f"{what}: unknown value {value!r}; choose from {', '.join(choices)}")
     return value
+
+
+def parse_device(value: str) -> str:
+    """``auto``, ``cpu``, ``mps``, ``cuda``, ``cuda:N``, or a comma list for several GPUs."""
+    from .models import parse_devices
+
+    try:
+        return ",".join(parse_devices(str(value)))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def parse_json_object(value: str | Mapping[str, Any] | None, *, what: str) -> dict[str, Any]:
@@ -219,9 +228,11 @@ class NiahConfig:
         bootstrap: Bootstrap resamples (over needle groups) for the 95% intervals.
         orders: Needle word orders: ``default`` and/or ``inverted``.
         seed: Seed of every random choice.
-        device: ``auto`` picks cuda, then mps, then cpu.
-        dtype: Model weights dtype; ``auto`` keeps the model's own.
-        batch_size: Texts per encode batch.
+        device: ``auto`` picks cuda, then mps, then cpu; ``cuda:0,cuda:1`` uses both GPUs.
+        dtype: Model dtype; ``auto`` is bfloat16/float16 on a GPU, float32 elsewhere.
+        batch_size: Texts per encode batch when ``token_budget`` is 0 (and on several devices).
+        token_budget: Padded tokens per encode batch: texts are sorted by length and packed
+            under it, so long texts do not run out of memory and short ones fill the device.
         trust_remote_code: Allow model code from the hub to run.
         model_kwargs: Extra keyword arguments for the model constructor.
         encode_kwargs: Extra keyword arguments for every ``encode`` call.
@@ -247,6 +258,7 @@ class NiahConfig:
     device: str = "auto"
     dtype: str = "auto"
     batch_size: int = 16
+    token_budget: int = 16384
     trust_remote_code: bool = False
     model_kwargs: Mapping[str, Any] = field(default_factory=dict)
     encode_kwargs: Mapping[str, Any] = field(default_factory=dict)
@@ -273,9 +285,14 @@ class NiahConfig:
                 parse_positive_int(self.chunk_tokens, what="chunk tokens", minimum=8),
             )
         set_(self, "orders", parse_choices(self.orders, what="needle orders", choices=ORDERS))
-        set_(self, "device", parse_choice(self.device, what="device", choices=DEVICES))
+        set_(self, "device", parse_device(self.device))
         set_(self, "dtype", parse_choice(self.dtype, what="dtype", choices=DTYPES))
         set_(self, "batch_size", parse_positive_int(self.batch_size, what="batch size"))
+        set_(
+            self,
+            "token_budget",
+            parse_positive_int(self.token_budget, what="token budget", minimum=0),
+        )
         set_(self, "seed", parse_positive_int(self.seed, what="seed", minimum=0))
         groups = self.groups.split(",") if isinstance(self.groups, str) else self.groups
         set_(self, "groups", tuple(g.strip() for g in groups if g.strip()))

@@ -177,15 +177,17 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "device",
-        lambda v: cfg.parse_choice(v, what="--niah-device", choices=cfg.DEVICES),
+        cfg.parse_device,
         "auto",
-        "Where the model runs; auto picks cuda, then mps, then cpu.",
+        "Where the model runs: auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps, or "
+        "a comma list such as cuda:0,cuda:1 to encode on several GPUs.",
+        metavar="DEVICE",
     ),
     Option(
         "dtype",
         lambda v: cfg.parse_choice(v, what="--niah-dtype", choices=cfg.DTYPES),
         "auto",
-        "Model weights dtype; auto keeps the model's own.",
+        "Model dtype; auto is bfloat16 (or float16) on a GPU and float32 elsewhere.",
     ),
     Option(
         "batch-size",
@@ -193,6 +195,30 @@ OPTIONS: tuple[Option, ...] = (
         16,
         "Texts per encode batch.",
         metavar="N",
+    ),
+    Option(
+        "token-budget",
+        lambda v: cfg.parse_positive_int(v, what="--niah-token-budget", minimum=0),
+        16384,
+        "Padded tokens per encode batch (texts sorted by length, packed under it); 0 uses "
+        "--niah-batch-size texts per batch.",
+        metavar="N",
+    ),
+    Option(
+        "cache-dir",
+        _text,
+        "",
+        "Folder of the persistent embedding cache (embeddings.sqlite); empty uses the user "
+        "cache folder.",
+        env="NIAH_CACHE_DIR",
+        metavar="DIR",
+    ),
+    Option(
+        "no-cache",
+        _bool,
+        False,
+        "Do not read or write the embedding cache.",
+        flag=True,
     ),
     Option(
         "max-seq-length",
@@ -283,18 +309,32 @@ def resolve(
     Raises:
         ConfigError: when the environment or ini text is invalid; the message names it.
     """
+    return resolve_with_source(option, cli_value, ini_value, environ)[0]
+
+
+def resolve_with_source(
+    option: Option,
+    cli_value: Any,
+    ini_value: Any,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[Any, str]:
+    """Like :func:`resolve`, also saying where the value came from: cli, env, ini, default.
+
+    Relative paths from an ini file are meant relative to that file, not to the folder
+    pytest was started in; the source lets the caller resolve them so.
+    """
     if cli_value is not None:
-        return cli_value
+        return cli_value, "cli"
     environ = os.environ if environ is None else environ
     if option.env and environ.get(option.env):
         try:
-            return option.parse(environ[option.env])
+            return option.parse(environ[option.env]), "env"
         except cfg.ConfigError as exc:
             raise cfg.ConfigError(f"environment variable {option.env}: {exc}") from None
     if option.ini and ini_value not in (None, "", []):
         raw = ini_value if isinstance(ini_value, str) else str(ini_value)
         try:
-            return option.parse(raw)
+            return option.parse(raw), "ini"
         except cfg.ConfigError as exc:
             raise cfg.ConfigError(f"ini option {option.dest}: {exc}") from None
-    return option.default
+    return option.default, "default"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .options import OPTIONS, PREFIX, resolve
+from .options import OPTIONS, PREFIX, resolve_with_source
 
 if TYPE_CHECKING:
     from .config import NiahConfig
@@ -26,6 +26,13 @@ if TYPE_CHECKING:
 SUITE_FILE = Path(__file__).parent / "suite" / "test_niah.py"
 SESSION_KEY: pytest.StashKey[NiahSession] = pytest.StashKey()
 SHARED_DIR_INPUT = "niah_shared_dir"
+# Options that name files or folders, and the value that means "not a path".
+PATH_OPTIONS = {
+    "corpus": "gutenberg",
+    "needles": "builtin",
+    "expansions": "builtin",
+    "cache_dir": "",
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -78,40 +85,55 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Mod
 
 def _build_session(config: pytest.Config, models: list[str]) -> NiahSession:
     from .config import ConfigError, ModelSpec, NiahConfig
+    from .models import EmbedderError, check_model_name
     from .needles import NeedleSetError
     from .session import NiahSession
 
     here = config.invocation_params.dir
+    ini_dir = config.inipath.parent if config.inipath else config.rootpath
     try:
-        values: dict[str, Any] = {
-            o.dest.removeprefix("niah_"): resolve(
-                o, config.getoption(o.dest), config.getini(o.dest) if o.ini else None
-            )
-            for o in OPTIONS
-        }
-        values["corpus"] = _local_path(values["corpus"], here, keep="gutenberg")
-        values["needles"] = _local_path(values["needles"], here, keep="builtin")
-        values["expansions"] = _local_path(values["expansions"], here, keep="builtin")
+        values: dict[str, Any] = {}
+        sources: dict[str, str] = {}
+        for o in OPTIONS:
+            key = o.dest.removeprefix("niah_")
+            ini = config.getini(o.dest) if o.ini else None
+            values[key], sources[key] = resolve_with_source(o, config.getoption(o.dest), ini)
+        for key, keep in (
+            ("corpus", "gutenberg"),
+            ("needles", "builtin"),
+            ("expansions", "builtin"),
+        ):
+            base = ini_dir if sources[key] == "ini" else here
+            values[key] = _local_path(values[key], base, keep=keep)
+        if values["cache_dir"]:
+            base = ini_dir if sources["cache_dir"] == "ini" else here
+            values["cache_dir"] = _local_path(values["cache_dir"], base, keep="")
         specs = [ModelSpec.parse(m) for m in models]
+        for spec in specs:
+            check_model_name(spec.name, trust_remote_code=values["trust_remote_code"])
         fields = {f.name for f in dataclasses.fields(NiahConfig)}
-        base = NiahConfig(model=specs[0].name, **{k: v for k, v in values.items() if k in fields})
+        base_config = NiahConfig(
+            model=specs[0].name, **{k: v for k, v in values.items() if k in fields}
+        )
         session = NiahSession.create(
             specs,
-            base,
+            base_config,
             min_auc=values["min_auc"],
             min_ratio=values["min_ratio"],
             gate_on=values["gate_on"],
             strict=values["strict"],
             json_path=str(here / values["json"]) if values["json"] else "",
+            cache_dir=values["cache_dir"],
+            use_cache=not values["no_cache"],
         )
         session.case_params()  # validates the needle set now, not in the middle of collection
-    except (ConfigError, NeedleSetError) as exc:
+    except (ConfigError, NeedleSetError, EmbedderError) as exc:
         raise pytest.UsageError(f"pytest-niah: {exc}") from None
     return session
 
 
 def _local_path(value: str, here: Path, *, keep: str) -> str:
-    """Resolve a relative path against the invocation folder, so xdist workers agree."""
+    """Resolve a relative path against ``here``, so every xdist worker reads the same file."""
     if value == keep:
         return value
     return str((here / os.path.expanduser(value)).resolve())
@@ -228,7 +250,10 @@ def _gate_status(session: NiahSession, row: Any, results: NiahResults) -> str:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Write ``--niah-json`` files from the controller (or the only process)."""
     niah = active_session(session.config)
-    if niah is None or not niah.json_path or hasattr(session.config, "workerinput"):
+    if niah is None:
+        return
+    niah.close()
+    if not niah.json_path or hasattr(session.config, "workerinput"):
         return
     _shared_dir(session.config)
     for label in niah.labels:

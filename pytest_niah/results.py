@@ -305,6 +305,11 @@ class NiahResults:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<dict>") -> NiahResults:
         """Rebuild from :meth:`to_dict` output."""
+        if not isinstance(data, Mapping):
+            raise ResultsError(
+                f"{source}: holds JSON {type(data).__name__}, not a results object; write one "
+                "with --niah-json or NiahResults.save"
+            )
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
             raise ResultsError(

@@ -20,6 +20,31 @@ if TYPE_CHECKING:
     from .results import MetricRow, NiahResults
 
 
+class NiahRunError(RuntimeError):
+    """The experiment of one model could not run; the message says why and how to fix it."""
+
+
+def _known_errors() -> tuple[type[Exception], ...]:
+    """Errors whose message already names the input and the fix: shown without traceback."""
+    from .config import ConfigError
+    from .models import EmbedderError
+    from .needles import NeedleSetError
+    from .results import ResultsError
+
+    errors: list[type[Exception]] = [ConfigError, EmbedderError, NeedleSetError, ResultsError]
+    for module, name in (
+        ("corpus", "CorpusError"),
+        ("haystack", "HaystackError"),
+        ("cache", "CacheError"),
+        ("engine", "EmbeddingError"),
+        ("expansions", "ExpansionError"),
+    ):
+        from importlib import import_module
+
+        errors.append(getattr(import_module(f"pytest_niah.{module}"), name))
+    return tuple(errors)
+
+
 @dataclass
 class NiahSession:
     """What the run asked for, and a lazily filled store of embedders and results.
@@ -31,6 +56,8 @@ class NiahSession:
         gate_on: ``point`` gates the metric itself, ``lower`` its 95% interval's lower end.
         strict: A missed needle fails instead of xfailing.
         json_path: Where to write results at the end, or empty.
+        cache_dir: Folder of the embedding cache; empty uses the user cache folder.
+        use_cache: Read and write the embedding cache.
         shared_dir: Folder shared by all processes of this run (set by the plugin).
     """
 
@@ -40,7 +67,11 @@ class NiahSession:
     gate_on: str = "point"
     strict: bool = False
     json_path: str = ""
+    cache_dir: str = ""
+    use_cache: bool = True
+    show_progress: bool = False
     shared_dir: Path | None = None
+    _failures: dict[str, str] = field(default_factory=dict, repr=False)
     _needle_sets: dict[str, NeedleSet] = field(default_factory=dict, repr=False)
     _embedders: dict[str, Embedder] = field(default_factory=dict, repr=False)
     _results: dict[str, NiahResults] = field(default_factory=dict, repr=False)
@@ -85,12 +116,31 @@ class NiahSession:
         return [p for label in self.labels for p in gate_params(label, self.configs[label])]
 
     def embedder(self, label: str) -> Embedder:
-        """The model of one label, loaded once per process."""
+        """The model of one label, loaded once per process, behind the embedding cache."""
         if label not in self._embedders:
             from .embedders import load_embedder
 
-            self._embedders[label] = load_embedder(self.configs[label], show_progress=False)
+            embedder = load_embedder(self.configs[label], show_progress=self.show_progress)
+            if self.use_cache:
+                from .cache import CachingEmbedder, EmbeddingCache, default_cache_path
+
+                path = Path(self.cache_dir) / "embeddings.sqlite" if self.cache_dir else None
+                embedder = CachingEmbedder(embedder, EmbeddingCache(path or default_cache_path()))
+            self._embedders[label] = embedder
         return self._embedders[label]
+
+    def close(self) -> None:
+        """Release models (multi-process pools) and cache connections."""
+        for embedder in self._embedders.values():
+            for part in (
+                embedder,
+                getattr(embedder, "inner", None),
+                getattr(embedder, "cache", None),
+            ):
+                close = getattr(part, "close", None)
+                if callable(close):
+                    close()
+        self._embedders.clear()
 
     def results_path(self, label: str) -> Path:
         """The shared results file of one model's config."""
@@ -99,9 +149,25 @@ class NiahSession:
         return self.shared_dir / f"niah-{label}-{self.configs[label].fingerprint()}.json"
 
     def results(self, label: str) -> NiahResults:
-        """Compute once per machine (under a file lock), then read everywhere."""
+        """Compute once per machine (under a file lock), then read everywhere.
+
+        Raises:
+            NiahRunError: the experiment could not run; later calls raise the same message
+                at once instead of trying again.
+        """
         if label in self._results:
             return self._results[label]
+        if label in self._failures:
+            raise NiahRunError(self._failures[label])
+        try:
+            return self._compute(label)
+        except Exception as exc:
+            if not isinstance(exc, _known_errors()):
+                raise
+            self._failures[label] = f"pytest-niah could not run {label!r}: {exc}"
+            raise NiahRunError(self._failures[label]) from exc
+
+    def _compute(self, label: str) -> NiahResults:
         from filelock import FileLock
 
         from .results import NiahResults

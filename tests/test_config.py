@@ -379,6 +379,7 @@ CHANGES = {
     "device": "cpu",
     "dtype": "float16",
     "batch_size": 8,
+    "token_budget": 0,
     "trust_remote_code": True,
     "model_kwargs": {"a": 1},
     "encode_kwargs": {"task": "text-matching"},

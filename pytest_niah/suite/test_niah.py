@@ -11,14 +11,23 @@ import math
 import pytest
 
 from pytest_niah.grid import CaseParam, GateParam
-from pytest_niah.session import NiahSession
+from pytest_niah.results import NiahResults
+from pytest_niah.session import NiahRunError, NiahSession
 
 pytestmark = pytest.mark.niah
 
 
+def results_of(session: NiahSession, label: str) -> NiahResults:
+    """The model's results; a known failure fails the test with its message only."""
+    try:
+        return session.results(label)
+    except NiahRunError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
 def test_needle(niah_case: CaseParam, niah_session: NiahSession, record_property) -> None:
     """A needle haystack outscores its no-needle control (a miss xfails unless --niah-strict)."""
-    results = niah_session.results(niah_case.model)
+    results = results_of(niah_session, niah_case.model)
     case = results.case(niah_case.case_id)
     for key in ("cos_qh", "cos_qn", "normalized", "control_score", "needle_offset", "truncated"):
         record_property(key, getattr(case, key))
@@ -50,7 +59,7 @@ def test_needle(niah_case: CaseParam, niah_session: NiahSession, record_property
 
 def test_gate(niah_gate: GateParam, niah_session: NiahSession, record_property) -> None:
     """A length's AUC and comparative ratio meet --niah-min-auc and --niah-min-ratio."""
-    results = niah_session.results(niah_gate.model)
+    results = results_of(niah_session, niah_gate.model)
     row = results.row(niah_gate.arm, niah_gate.length, niah_gate.scoring)
     for key in ("normalized", "comparative_ratio", "auc", "separation", "effect_size"):
         record_property(key, getattr(row, key))

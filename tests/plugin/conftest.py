@@ -18,9 +18,14 @@ import pytest
 
 from pytest_niah.results import NiahResults
 
-# pytester's in-process runs restore sys.modules afterwards: whatever a lexical run imports
-# is imported here once, so that each run does not import scikit-learn again.
+# pytester's in-process runs restore sys.modules afterwards, dropping whatever the inner run
+# imported. Import it here once: for speed (scikit-learn), and because torch must never be
+# imported twice in one process (its C extension crashes the worker on re-import).
 for _name in (
+    "torch",
+    "sentence_transformers",
+    "pytest_niah.cache",
+    "pytest_niah.embedders",
     "pytest_niah.engine",
     "pytest_niah.summary",
     "scipy.sparse",
@@ -49,9 +54,12 @@ GRID: dict[str, str] = {
     "groups": "dietary-01,location-01",
     "arms": "literal,onehop",
 }
+# "LABEL (MODEL), arm ARM[, scoring SCORING]: ..." -- one title line per table.
 TITLE = re.compile(
-    r"^(?P<label>\S+) \((?P<model>.*)\), arm (?P<arm>\w+): (?P<window>[^,]+), fingerprint "
+    r"^(?P<label>\S+) \((?P<model>.*?)\), arm (?P<arm>[\w-]+)(?:, scoring (?P<scoring>[\w-]+))?[:,]"
 )
+# Cells are right-aligned and joined by two spaces; a cell itself has single spaces at most.
+CELL_GAP = re.compile(r"\s{2,}")
 
 
 @dataclass
@@ -90,7 +98,7 @@ class Niah:
             a.split("=", 1)[0].removeprefix("--niah-") for a in args if a.startswith("--niah-")
         }
         skip = named | set(omit)
-        out = ["-p", "no:cacheprovider"]
+        out = ["-p", "no:cacheprovider", "-p", "no:benchmark"]
         if model and "model" not in skip:
             out.append(f"--niah-model={model}")
         out += [f"--niah-{key}={value}" for key, value in self.grid.items() if key not in skip]
@@ -129,9 +137,10 @@ class Niah:
         ]
 
     def tables(self, result: pytest.RunResult, label: str | None = None) -> dict[str, dict]:
-        """One model's summary tables.
+        """One model's summary tables, keyed by arm (``arm/scoring`` beside whole scoring).
 
-        Returns ``{arm: {"title": line, "header": [col, ...], "rows": {length: {col: cell}}}}``.
+        Returns ``{arm: {"title": line, "header": [col, ...], "rows": {length: {col: cell}}}}``;
+        a column is named by the first word of its header (``AUC [95% CI]`` is ``AUC``).
         """
         label = label or self.label
         lines = result.outlines
@@ -147,15 +156,17 @@ class Niah:
                 break
             title = TITLE.match(line)
             if title and title.group("label") == label:
-                current = tables[title.group("arm")] = {"title": line, "header": None, "rows": {}}
+                key = title.group("arm")
+                if title.group("scoring") not in (None, "whole"):
+                    key += "/" + title.group("scoring")
+                current = tables[key] = {"title": line, "header": None, "rows": {}}
             elif current is not None and line.startswith("  "):
+                cells = CELL_GAP.split(line.strip())
                 if current["header"] is None:
-                    current["header"] = line.split()
-                else:  # the last (gate) column may hold spaces
-                    cells = line.split(None, len(current["header"]) - 1)
-                    current["rows"][int(cells[0])] = dict(
-                        zip(current["header"], cells, strict=True)
-                    )
+                    current["header"] = [name.split()[0] for name in cells]
+                else:
+                    row = dict(zip(current["header"], cells, strict=True))
+                    current["rows"][int(row["length"])] = row
         return tables
 
     def gates(self, result: pytest.RunResult, arm: str, label: str | None = None) -> dict[int, str]:
@@ -174,8 +185,12 @@ def niah(pytester: pytest.Pytester) -> Niah:
 
 
 @pytest.fixture(autouse=True)
-def _no_niah_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """NIAH_* variables of the calling shell (tox passes them on) must not steer the runs."""
+def _no_niah_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """NIAH_* variables of the calling shell (tox passes them on) must not steer the runs.
+
+    Any on-disk cache pytest-niah keeps goes to this test's own folder.
+    """
     for name in list(os.environ):
         if name.startswith("NIAH_"):
             monkeypatch.delenv(name)
+    monkeypatch.setenv("NIAH_CACHE_DIR", str(tmp_path / "niah-cache"))

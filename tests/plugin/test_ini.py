@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 INI = {
     "niah_lengths": "128",
     "niah_positions": "2",
@@ -52,13 +50,6 @@ def test_ini_gates_and_strict_apply_to_the_run(niah):
     # strict: the 4 one-hop misses fail; the gate at 128 fails on AUC 0.5 < 0.9.
     result.assert_outcomes(passed=4 + 3, failed=4 + 1)
     assert niah.gates(result, "onehop") == {128: "FAIL: AUC 0.500 < 0.9", 256: "-"}
-
-
-def test_ini_json_is_not_an_ini_key(niah):
-    niah.pytester.makeini("[pytest]\nniah_json = r.json\n")
-    result = niah.run("--niah-arms=literal", "--niah-lengths=128", "--niah-positions=1")
-    assert result.ret == pytest.ExitCode.OK
-    assert not (niah.pytester.path / "r.json").exists()
 
 
 def test_help_lists_options_and_ini_keys(niah):

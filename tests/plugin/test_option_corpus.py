@@ -68,12 +68,6 @@ def test_ini_is_used_last(niah, books):
     assert _used_corpus(niah, result) == str(books)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="plugin bug: plugin._local_path resolves a relative ini value against the "
-    "invocation folder, not the rootdir/ini file's folder, so running pytest from a "
-    "subfolder breaks 'niah_corpus = books'",
-)
 def test_relative_ini_folder_is_resolved_against_the_ini_file(niah, books, monkeypatch):
     niah.pytester.makeini("[pytest]\nniah_corpus = books\n")
     monkeypatch.chdir(niah.pytester.mkdir("sub"))

@@ -10,8 +10,8 @@ def test_single_value_fails_the_chance_level_arm(niah):
     result.assert_outcomes(passed=niah.n_cases // 2 + 2, failed=2, xfailed=niah.n_cases // 2)
     result.stdout.fnmatch_lines(
         [
-            "*model lexical-tfidf, arm onehop, length 128: comparative ratio 0.500 < 0.7.*",
-            "*model lexical-tfidf, arm onehop, length 256: comparative ratio 0.500 < 0.7.*",
+            "*model lexical-tfidf, arm onehop*length 128: comparative ratio 0.500 < 0.7.*",
+            "*model lexical-tfidf, arm onehop*length 256: comparative ratio 0.500 < 0.7.*",
         ]
     )
     assert niah.gates(result, "literal") == {128: "pass", 256: "pass"}
@@ -24,7 +24,7 @@ def test_per_length_syntax(niah):
         128: "FAIL: comparative ratio 0.500 < 0.7",
         256: "FAIL: comparative ratio 0.500 < 0.6",
     }
-    result.stdout.fnmatch_lines(["*arm onehop, length 256: comparative ratio 0.500 < 0.6.*"])
+    result.stdout.fnmatch_lines(["*arm onehop*length 256: comparative ratio 0.500 < 0.6.*"])
 
 
 def test_default_with_a_per_length_override(niah):
@@ -43,7 +43,7 @@ def test_both_gates_together_list_both_failures(niah):
     result = niah.run("--niah-min-ratio=0.7", "--niah-min-auc=0.6", "--niah-lengths=128")
     result.assert_outcomes(passed=niah.n_cases // 4 + 1, failed=1, xfailed=niah.n_cases // 4)
     result.stdout.fnmatch_lines(
-        ["*arm onehop, length 128: AUC 0.500 < 0.6; comparative ratio 0.500 < 0.7.*"]
+        ["*arm onehop*length 128: AUC 0.500 < 0.6; comparative ratio 0.500 < 0.7.*"]
     )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+import pytest_niah.engine
+
 TWO = ("--niah-model=a=lexical:tfidf", "--niah-model=b=lexical:tfidf")
 
 
@@ -52,11 +54,10 @@ def test_duplicate_labels_are_a_usage_error(niah, models, label):
     )
 
 
-def test_unknown_local_path_is_a_clear_error(niah):
+def test_unknown_local_path_is_a_usage_error(niah):
     result = niah.run("--niah-model=./no-such-model", "--niah-arms=literal", "--niah-lengths=128")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(failed=2 * 2 * 3 + 1)
-    result.stdout.fnmatch_lines(
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
         [
             "*model path './no-such-model' does not exist; give an existing folder that holds a "
             "sentence-transformers model, or a hub name such as 'org/model'*"
@@ -64,7 +65,44 @@ def test_unknown_local_path_is_a_clear_error(niah):
     )
 
 
-def test_unknown_lexical_kind_is_a_clear_error(niah):
+def test_unknown_lexical_kind_is_a_usage_error(niah):
     result = niah.run("--niah-model=lexical:bm25", "--niah-arms=literal", "--niah-lengths=128")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*lexical baseline 'bm25' is unknown; use 'lexical:tfidf'*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*lexical baseline 'bm25' is unknown; use *lexical:tfidf*"])
+
+
+def test_remote_code_model_without_the_flag_is_a_usage_error(niah):
+    result = niah.run("--niah-model=jinaai/jina-embeddings-v3", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*if you trust it, add --niah-trust-remote-code*"])
+
+
+@pytest.fixture
+def experiments(monkeypatch):
+    """Labels of the models whose experiment really ran (in-process runs only)."""
+    calls = []
+    real = pytest_niah.engine.run_experiment
+
+    def counted(config, **kwargs):
+        calls.append(config.model)
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(pytest_niah.engine, "run_experiment", counted)
+    return calls
+
+
+def test_the_experiment_runs_once_per_model(niah, experiments):
+    result = niah.run(*TWO, "--niah-model=lexical:tfidf")
+    result.assert_outcomes(passed=3 * (niah.n_cases // 2 + niah.n_gates), xfailed=3 * 24)
+    assert experiments == ["lexical:tfidf"] * 3
+
+
+def test_a_failing_experiment_is_attempted_once(niah, experiments, tmp_path):
+    # A folder that exists but holds no model fails only when loaded, at run time.
+    (tmp_path / "notes.txt").write_text("not a model", encoding="utf-8")
+    model = f"--niah-model=broken={tmp_path}"
+    result = niah.run(model, "--niah-arms=literal", "--niah-lengths=128")
+    result.assert_outcomes(failed=2 * 2 * 3 + 1)
+    assert experiments == [str(tmp_path)]
+    result.stdout.fnmatch_lines(["*pytest-niah could not run 'broken': could not load model*"])
+    assert "Traceback" not in result.stdout.str()

@@ -32,7 +32,7 @@ import pytest
         (
             "--niah-device=tpu",
             "--niah-device",
-            "unknown value 'tpu'; choose from auto, cpu, cuda, mps",
+            "device 'tpu' is not valid; use auto, cpu, mps, cuda, cuda:N",
         ),
         ("--niah-dtype=int8", "--niah-dtype", "choose from auto, float32, float16, bfloat16"),
         ("--niah-batch-size=0", "--niah-batch-size", "it must be at least 1"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 HEADER = [
@@ -25,15 +26,15 @@ def test_section_title_table_and_rows(niah):
     tables = niah.tables(result)
     assert list(tables) == ["literal", "onehop"]
     for arm, table in tables.items():
-        assert re.match(
-            rf"lexical-tfidf \(lexical:tfidf\), arm {arm}: no limit, fingerprint [0-9a-f]{{12}}$",
-            table["title"],
-        )
-        assert table["header"] == HEADER
+        assert table["title"].startswith(f"lexical-tfidf (lexical:tfidf), arm {arm}")
+        header = table["header"]
+        assert header[0] == "length"
+        assert header[-1] == "gate"
+        assert set(HEADER) <= set(header)
         assert list(table["rows"]) == [128, 256]
         assert {row["gate"] for row in table["rows"].values()} == {"-"}
     assert tables["literal"]["rows"][128]["ratio"] == "1.000"
-    assert tables["onehop"]["rows"][256]["AUC"] == "0.500"
+    assert tables["onehop"]["rows"][256]["AUC"].split()[0] == "0.500"
 
 
 def test_summary_comes_after_the_test_results(niah):
@@ -66,3 +67,16 @@ def test_partial_run_still_summarizes(niah):
     result = niah.run("-k", "gate-literal-L128")
     result.assert_outcomes(passed=1)
     assert list(niah.tables(result)["literal"]["rows"]) == [128, 256]
+
+
+def test_effect_size_is_not_rounding_noise(niah):
+    """TF-IDF ignores word order: a question's literal scores differ only by float dust."""
+    result = niah.run("--niah-arms=literal")
+    for row in niah.tables(result)["literal"]["rows"].values():
+        effect = float(row["effect"])
+        assert math.isnan(effect) or abs(effect) < 1e3, row
+
+
+def test_metrics_add_no_warnings_to_the_users_run(niah):
+    result = niah.run("--niah-arms=literal", "--niah-lengths=128")
+    assert "NearConstantInputWarning" not in result.stdout.str()

@@ -24,11 +24,11 @@ def test_packaged_minilm_runs_end_to_end(niah, monkeypatch):
     )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.stdout.fnmatch_lines(
-        ["*packaged-minilm (packaged-minilm), arm onehop: reads 254 tokens*"]
+        ["*packaged-minilm (packaged-minilm), arm onehop*: reads 254 tokens*"]
     )
     rows = niah.tables(result, "packaged-minilm")["onehop"]["rows"]
     assert sorted(rows) == [128, 512]
     assert int(rows[128]["truncated"]) == 0
     # At 512 tokens the needle at the end starts past the 254 tokens MiniLM reads.
     assert int(rows[512]["truncated"]) >= 1
-    assert float(rows[128]["AUC"]) > 0.5
+    assert float(rows[128]["AUC"].split()[0]) > 0.5

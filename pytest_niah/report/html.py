@@ -1,0 +1,203 @@
+"""The self-contained HTML report: one page, inline CSS, figures embedded as base64 PNG."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from html import escape
+
+from ..results import NiahResults
+from ..summary import fmt
+from .figures import FigureSpec
+from .tables import effective_length_text, length_cells, window_text
+
+CSS = """
+body { margin: 0; background: #f6f7f9; color: #1d2330;
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
+main { max-width: 1120px; margin: 0 auto; padding: 24px 32px 48px; background: #fff;
+  box-shadow: 0 0 12px rgba(0, 0, 0, 0.06); }
+h1 { margin: 0 0 4px; font-size: 26px; }
+h2 { margin: 36px 0 12px; padding-bottom: 4px; border-bottom: 2px solid #e3e6eb; font-size: 20px; }
+h3 { margin: 22px 0 8px; font-size: 15px; }
+.lead { margin: 0; color: #4d5566; }
+nav { display: flex; flex-wrap: wrap; gap: 4px 16px; margin: 16px 0 0; font-size: 14px; }
+nav a { color: #1f5fbf; text-decoration: none; white-space: nowrap; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 13px; margin: 4px 0 8px; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #e3e6eb; text-align: left;
+  white-space: nowrap; }
+th { background: #f0f2f5; font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums;
+  font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
+tbody tr:hover { background: #f8fafc; }
+code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px;
+  background: #f0f2f5; padding: 1px 4px; border-radius: 3px; }
+figure { margin: 20px 0 32px; }
+figure img { display: block; max-width: 100%; height: auto; border: 1px solid #e3e6eb; }
+figcaption { margin-top: 6px; color: #4d5566; font-size: 14px; }
+.muted { color: #6b7385; }
+"""
+
+
+def render_html(
+    results: Sequence[NiahResults],
+    labels: Sequence[str],
+    figures: Sequence[tuple[FigureSpec, bytes]],
+) -> str:
+    """The whole report page.
+
+    Args:
+        results: One results object per model.
+        labels: The display name of each, same order.
+        figures: The drawn figures, in page order, as ``(spec, png_bytes)``.
+
+    Returns:
+        HTML text; it references nothing outside itself.
+    """
+    title = f"pytest-niah report: {', '.join(labels)}"
+    body = [
+        _header(results, labels, figures),
+        _runs_section(results, labels),
+        _versions_section(results, labels),
+        _metrics_section(results, labels),
+        _effective_section(results, labels),
+        _figures_section(labels, figures),
+    ]
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{escape(title)}</title>",
+            f"<style>{CSS}</style>",
+            "</head>",
+            "<body>",
+            "<main>",
+            *body,
+            "</main>",
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
+
+
+def table(header: Sequence[str], body: Sequence[Sequence[str]], *, numeric_from: int = 1) -> str:
+    """An HTML table of escaped text; columns from ``numeric_from`` on are right-aligned."""
+
+    def cells(tag: str, line: Sequence[str]) -> str:
+        return "".join(
+            f'<{tag} class="num">{escape(c)}</{tag}>'
+            if i >= numeric_from
+            else f"<{tag}>{escape(c)}</{tag}>"
+            for i, c in enumerate(line)
+        )
+
+    rows = "\n".join(f"<tr>{cells('td', line)}</tr>" for line in body)
+    return (
+        f'<div class="scroll"><table>\n<thead><tr>{cells("th", header)}</tr></thead>\n'
+        f"<tbody>\n{rows}\n</tbody>\n</table></div>"
+    )
+
+
+def figure_html(spec: FigureSpec, png: bytes, labels: Sequence[str], number: int) -> str:
+    """One ``<figure>`` with the PNG inlined as a data URI."""
+    data = base64.b64encode(png).decode("ascii")
+    alt = f"{spec.title}: {', '.join(labels)}"
+    caption = f"<b>Figure {number}. {escape(spec.title)}.</b> {escape(spec.caption)}"
+    return (
+        f'<figure id="{escape(spec.id)}">'
+        f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}">'
+        f"<figcaption>{caption}</figcaption></figure>"
+    )
+
+
+def _header(
+    results: Sequence[NiahResults],
+    labels: Sequence[str],
+    figures: Sequence[tuple[FigureSpec, bytes]],
+) -> str:
+    models = ", ".join(
+        f"{escape(label)} (<code>{escape(r.model.name)}</code>, "
+        f"<code>{escape(r.model.fingerprint[:12])}</code>)"
+        for label, r in zip(labels, results, strict=True)
+    )
+    kind = "Comparison of" if len(results) > 1 else "Model"
+    links = [
+        ("runs", "Configuration"),
+        ("versions", "Versions"),
+        ("metrics", "Per-length metrics"),
+        ("effective", "Effective lengths"),
+        *((spec.id, spec.title) for spec, _ in figures),
+    ]
+    nav = "".join(f'<a href="#{escape(i)}">{escape(text)}</a>' for i, text in links)
+    return (
+        f'<header><h1>pytest-niah report</h1><p class="lead">{kind} {models}</p>'
+        f"<nav>{nav}</nav></header>"
+    )
+
+
+def _runs_section(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
+    fields = [
+        ("model", lambda r: r.model.name),
+        ("fingerprint", lambda r: r.model.fingerprint[:12]),
+        ("window", window_text),
+        ("corpus", lambda r: str(r.corpus.get("name", r.config.corpus))),
+        ("needles", lambda r: str(r.needle_set.get("name", r.config.needles))),
+        ("groups", lambda r: ", ".join(r.config.groups) or "all"),
+        ("lengths", lambda r: ", ".join(map(str, r.config.lengths))),
+        ("positions", lambda r: str(r.config.positions)),
+        ("controls", lambda r: str(r.config.controls)),
+        ("orders", lambda r: ", ".join(r.config.orders)),
+        ("arms", lambda r: ", ".join(r.config.arms)),
+        ("scoring", lambda r: ", ".join(r.config.scoring)),
+        ("bootstrap", lambda r: str(r.config.bootstrap)),
+        ("seed", lambda r: str(r.config.seed)),
+    ]
+    body = [[name, *(get(r) for r in results)] for name, get in fields]
+    return (
+        '<section id="runs"><h2>Models and configuration</h2>'
+        f"{table(['', *labels], body, numeric_from=len(labels) + 1)}</section>"
+    )
+
+
+def _versions_section(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
+    packages = sorted({name for r in results for name in r.versions})
+    body = [[name, *(r.versions.get(name, "–") for r in results)] for name in packages]
+    return (
+        '<section id="versions"><h2>Package versions</h2>'
+        f"{table(['package', *labels], body, numeric_from=len(labels) + 1)}</section>"
+    )
+
+
+def _metrics_section(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
+    parts = ['<section id="metrics"><h2>Per-length metrics</h2>']
+    for label, result in zip(labels, results, strict=True):
+        for arm, scoring in result.variants:
+            header, body = length_cells(result, arm, scoring)
+            heading = f"{label}: arm {arm}, scoring {scoring}"
+            parts.append(f"<h3>{escape(heading)}</h3>{table(header, body)}")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _effective_section(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
+    body = [
+        [label, e.arm, e.scoring, effective_length_text(e), fmt(e.reference_auc)]
+        for label, result in zip(labels, results, strict=True)
+        for e in result.effective_lengths
+    ]
+    header = ["model", "arm", "scoring", "effective length", "AUC at shortest length"]
+    content = (
+        table(header, body, numeric_from=4)
+        if body
+        else '<p class="muted">Not computed for these results.</p>'
+    )
+    return f'<section id="effective"><h2>Effective lengths</h2>{content}</section>'
+
+
+def _figures_section(labels: Sequence[str], figures: Sequence[tuple[FigureSpec, bytes]]) -> str:
+    items = [figure_html(spec, png, labels, i) for i, (spec, png) in enumerate(figures, 1)]
+    return '<section id="figures"><h2>Figures</h2>\n' + "\n".join(items) + "\n</section>"
