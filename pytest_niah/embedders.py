@@ -78,6 +78,16 @@ def pick_device(requested: str = "auto") -> str:
     return requested
 
 
+def _quiet_transformers() -> None:
+    """No "Loading weights" bar: it lands in every captured test output."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except (ImportError, AttributeError):  # pragma: no cover - older transformers
+        pass
+
+
 def resolve_dtype(requested: str, device: str) -> str:
     """The dtype to run in.
 
@@ -178,6 +188,8 @@ class SentenceTransformerEmbedder:
             self.devices = [pick_device(d) for d in parse_devices(self.device)]
         except ValueError as exc:
             raise EmbedderError(str(exc)) from None
+        if not self.show_progress:
+            _quiet_transformers()
         try:
             model = SentenceTransformer(self.path, device=self.devices[0], **self.load_kwargs())
         except Exception as exc:

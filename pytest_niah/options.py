@@ -88,6 +88,12 @@ def _optional_int(what: str) -> Callable[[str], int | None]:
     return parse
 
 
+def _compare_fail(value: str) -> tuple[Any, ...]:
+    from .compare import parse_fail_expressions
+
+    return parse_fail_expressions(value)
+
+
 def _groups(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in str(value).split(",") if item.strip())
 
@@ -283,6 +289,69 @@ OPTIONS: tuple[Option, ...] = (
         False,
         "A missed needle fails its test instead of xfailing.",
         flag=True,
+    ),
+    Option(
+        "save",
+        _text,
+        "",
+        "Save each model's results as run NAME in the run store (versioned JSON with "
+        "machine and commit), to compare later runs with.",
+        ini=False,
+        metavar="NAME",
+    ),
+    Option(
+        "compare",
+        _text,
+        "",
+        "Compare with a saved run (its NAME, or a results/run JSON PATH), paired on identical "
+        "cells; the deltas and their 95% intervals go to the terminal summary.",
+        metavar="NAME|PATH",
+    ),
+    Option(
+        "compare-fail",
+        _compare_fail,
+        (),
+        "Fail a length whose metric fell more than allowed versus --niah-compare: "
+        "'auc:0.02' (absolute drop), 'ratio:5%' (relative drop), comma-separated.",
+        metavar="EXPR[,EXPR]",
+    ),
+    Option(
+        "storage",
+        _text,
+        "",
+        "Folder of saved runs; empty uses <rootdir>/.niah/runs.",
+        metavar="DIR",
+    ),
+    Option(
+        "report",
+        _text,
+        "",
+        "Write report.html (figures embedded), results.json, cases.csv and summary.md here; "
+        "with --niah-compare the baseline is drawn on the same axes.",
+        metavar="DIR",
+    ),
+    Option(
+        "snapshot",
+        _bool,
+        False,
+        "Assert each model's rounded metric table against a syrupy snapshot "
+        "(--snapshot-update writes them and implies this option).",
+        flag=True,
+    ),
+    Option(
+        "snapshot-digits",
+        lambda v: cfg.parse_positive_int(v, what="--niah-snapshot-digits", minimum=0),
+        3,
+        "Digits floats keep in snapshots, so last-bit changes do not churn them.",
+        metavar="N",
+    ),
+    Option(
+        "snapshot-dir",
+        _text,
+        "",
+        "Folder of the snapshots, one sub-folder per model; empty uses "
+        "<rootdir>/__snapshots__/niah.",
+        metavar="DIR",
     ),
     Option(
         "json",

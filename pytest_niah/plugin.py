@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .session import NiahSession
 
 SUITE_FILE = Path(__file__).parent / "suite" / "test_niah.py"
+SNAPSHOT_SUITE_FILE = SUITE_FILE.with_name("test_niah_snapshot.py")
 SESSION_KEY: pytest.StashKey[NiahSession] = pytest.StashKey()
 SHARED_DIR_INPUT = "niah_shared_dir"
 # Options that name files or folders, and the value that means "not a path".
@@ -32,6 +33,9 @@ PATH_OPTIONS = {
     "needles": "builtin",
     "expansions": "builtin",
     "cache_dir": "",
+    "storage": "",
+    "report": "",
+    "snapshot_dir": "",
 }
 
 
@@ -74,9 +78,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args.append(suite)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leave the snapshot suite out unless snapshots were asked for."""
+    if collection_path == SNAPSHOT_SUITE_FILE:
+        session = active_session(config)
+        return session is None or not session.snapshot
+    return None
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
     """Collect the shipped suite whatever the project's ``python_files`` setting says."""
-    if file_path == SUITE_FILE and active_session(parent.config) is not None:
+    if file_path in (SUITE_FILE, SNAPSHOT_SUITE_FILE) and active_session(parent.config) is not None:
         if any(fnmatch.fnmatch(file_path.name, p) for p in parent.config.getini("python_files")):
             return None  # the python plugin collects it already
         return pytest.Module.from_parent(parent, path=file_path)
@@ -87,6 +99,7 @@ def _build_session(config: pytest.Config, models: list[str]) -> NiahSession:
     from .config import ConfigError, ModelSpec, NiahConfig
     from .models import EmbedderError, check_model_name
     from .needles import NeedleSetError
+    from .results import ResultsError
     from .session import NiahSession
 
     here = config.invocation_params.dir
@@ -125,9 +138,22 @@ def _build_session(config: pytest.Config, models: list[str]) -> NiahSession:
             json_path=str(here / values["json"]) if values["json"] else "",
             cache_dir=values["cache_dir"],
             use_cache=not values["no_cache"],
+            save_name=values["save"],
+            compare_fail=values["compare_fail"],
+            store_dir=Path(values["storage"] or config.rootpath / ".niah" / "runs"),
+            report_dir=values["report"],
+            snapshot=values["snapshot"] or bool(config.getoption("update_snapshots", False)),
+            snapshot_digits=values["snapshot_digits"],
+            snapshot_dir=Path(values["snapshot_dir"] or config.rootpath / "__snapshots__" / "niah"),
         )
+        if values["compare"]:
+            session.resolve_baselines(values["compare"])
+        elif values["compare_fail"]:
+            raise ConfigError("--niah-compare-fail needs --niah-compare=NAME|PATH to compare with")
+        if session.snapshot and not config.pluginmanager.hasplugin("syrupy"):
+            raise ConfigError("--niah-snapshot needs syrupy: pip install syrupy")
         session.case_params()  # validates the needle set now, not in the middle of collection
-    except (ConfigError, NeedleSetError, EmbedderError) as exc:
+    except (ConfigError, NeedleSetError, EmbedderError, ResultsError, FileNotFoundError) as exc:
         raise pytest.UsageError(f"pytest-niah: {exc}") from None
     return session
 
@@ -182,6 +208,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     elif "niah_gate" in metafunc.fixturenames:
         gates = session.gate_params()
         metafunc.parametrize("niah_gate", gates, ids=param_ids(gates, with_model=several))
+    elif "niah_snapshot_model" in metafunc.fixturenames:
+        metafunc.parametrize("niah_snapshot_model", session.labels)
     elif "niah_model" in metafunc.fixturenames:
         metafunc.parametrize("niah_model", session.labels, indirect=True, scope="session")
 
@@ -235,15 +263,22 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_sep("=", f"pytest-niah: {label}")
         for arm, scoring in results.variants:
             terminalreporter.write_line(title(label, results, arm, scoring))
-            status = lambda row, results=results: _gate_status(session, row, results)  # noqa: E731
+            status = lambda row, r=results, m=label: _gate_status(session, m, row, r)  # noqa: E731
             for line in length_table(results, arm, scoring, gate=status):
+                terminalreporter.write_line("  " + line)
+        comparison = session.comparison(label)
+        if comparison is not None:
+            from .compare import comparison_table
+
+            terminalreporter.write_line(f"{label} versus {session.baseline_source(label)}:")
+            for line in comparison_table(comparison):
                 terminalreporter.write_line("  " + line)
 
 
-def _gate_status(session: NiahSession, row: Any, results: NiahResults) -> str:
+def _gate_status(session: NiahSession, label: str, row: Any, results: NiahResults) -> str:
     if not session.gated(row.length):
         return "-"
-    failures = session.gate_failures(row, results)
+    failures = session.gate_failures(row, results) + session.regressions(label, row)
     return "FAIL: " + "; ".join(failures) if failures else "pass"
 
 
@@ -253,14 +288,28 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if niah is None:
         return
     niah.close()
-    if not niah.json_path or hasattr(session.config, "workerinput"):
+    if hasattr(session.config, "workerinput"):
         return
     _shared_dir(session.config)
-    for label in niah.labels:
-        results = niah.stored_results(label)
-        if results is None:
-            continue
-        target = Path(niah.json_path)
-        if len(niah.labels) > 1:
-            target = target.with_name(f"{target.stem}.{label}{target.suffix or '.json'}")
-        results.save(target)
+    finished = {label: r for label in niah.labels if (r := niah.stored_results(label))}
+    if niah.json_path:
+        for label, results in finished.items():
+            target = Path(niah.json_path)
+            if len(niah.labels) > 1:
+                target = target.with_name(f"{target.stem}.{label}{target.suffix or '.json'}")
+            results.save(target)
+    if niah.save_name:
+        from .storage import save_run
+
+        for label, results in finished.items():
+            save_run(results, niah.save_name, store=niah.store_dir, label=label)
+    if niah.report_dir and finished:
+        from .report import write_report
+
+        runs, labels = list(finished.values()), list(finished)
+        for label in finished:
+            baseline = niah.baseline(label)
+            if baseline is not None:
+                runs.append(baseline)
+                labels.append(f"{label} ({Path(niah.baseline_source(label)).stem})")
+        write_report(runs, niah.report_dir, labels=labels)

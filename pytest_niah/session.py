@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .config import ModelSpec, NiahConfig, Thresholds
 from .grid import CaseParam, GateParam, case_params, gate_params
 from .needles import NeedleSet, load_needle_set
 
 if TYPE_CHECKING:
+    from .compare import Comparison
     from .embedders import Embedder
     from .results import MetricRow, NiahResults
 
@@ -56,6 +57,13 @@ class NiahSession:
         gate_on: ``point`` gates the metric itself, ``lower`` its 95% interval's lower end.
         strict: A missed needle fails instead of xfailing.
         json_path: Where to write results at the end, or empty.
+        save_name: Save each model's results under this run name at the end, or empty.
+        compare_fail: Regression thresholds versus the baseline (``--niah-compare-fail``).
+        store_dir: Folder of saved runs.
+        report_dir: Where to write the report at the end, or empty.
+        snapshot: Collect the snapshot test of each model's metric table.
+        snapshot_digits: Digits floats keep in snapshots.
+        snapshot_dir: Folder of the snapshots, one sub-folder per model.
         cache_dir: Folder of the embedding cache; empty uses the user cache folder.
         use_cache: Read and write the embedding cache.
         shared_dir: Folder shared by all processes of this run (set by the plugin).
@@ -70,8 +78,18 @@ class NiahSession:
     cache_dir: str = ""
     use_cache: bool = True
     show_progress: bool = False
+    save_name: str = ""
+    compare_fail: tuple[Any, ...] = ()
+    store_dir: Path = field(default_factory=lambda: Path(".niah") / "runs")
+    report_dir: str = ""
+    snapshot: bool = False
+    snapshot_digits: int = 3
+    snapshot_dir: Path = field(default_factory=lambda: Path("__snapshots__") / "niah")
     shared_dir: Path | None = None
     _failures: dict[str, str] = field(default_factory=dict, repr=False)
+    _baseline_paths: dict[str, Path] = field(default_factory=dict, repr=False)
+    _baselines: dict[str, NiahResults] = field(default_factory=dict, repr=False)
+    _comparisons: dict[str, Comparison] = field(default_factory=dict, repr=False)
     _needle_sets: dict[str, NeedleSet] = field(default_factory=dict, repr=False)
     _embedders: dict[str, Embedder] = field(default_factory=dict, repr=False)
     _results: dict[str, NiahResults] = field(default_factory=dict, repr=False)
@@ -196,6 +214,60 @@ class NiahSession:
             return self._results[label]
         return None
 
+    def resolve_baselines(self, ref: str) -> None:
+        """Find the run ``--niah-compare`` names for every model (fails early if missing)."""
+        from .storage import resolve_run
+
+        for label in self.labels:
+            self._baseline_paths[label] = resolve_run(ref, store=self.store_dir, label=label)
+
+    def baseline_source(self, label: str) -> str:
+        """The baseline file of one model, for messages."""
+        return str(self._baseline_paths.get(label, ""))
+
+    def baseline(self, label: str) -> NiahResults | None:
+        """The baseline results of one model, if ``--niah-compare`` was given."""
+        if label not in self._baseline_paths:
+            return None
+        if label not in self._baselines:
+            from .storage import load_run
+
+            self._baselines[label] = load_run(self._baseline_paths[label])[1]
+        return self._baselines[label]
+
+    def comparison(self, label: str) -> Comparison | None:
+        """This run of one model against its baseline, paired on identical cells."""
+        baseline = self.baseline(label)
+        if baseline is None:
+            return None
+        if label not in self._comparisons:
+            results = self.stored_results(label)
+            if results is None:
+                return None
+            from .compare import compare_results
+
+            self._comparisons[label] = compare_results(
+                results,
+                baseline,
+                n_resamples=self.configs[label].bootstrap or 1000,
+                seed=self.configs[label].seed,
+            )
+        return self._comparisons[label]
+
+    def regressions(self, label: str, row: MetricRow) -> list[str]:
+        """``--niah-compare-fail`` violations at one row's arm, scoring and length."""
+        comparison = self.comparison(label) if self.compare_fail else None
+        if comparison is None:
+            return []
+        from dataclasses import replace
+
+        here = tuple(
+            d
+            for d in comparison.deltas
+            if (d.arm, d.scoring, d.length) == (row.arm, row.scoring, row.length)
+        )
+        return replace(comparison, deltas=here).regressions(self.compare_fail)
+
     def gate_failures(self, row: MetricRow, results: NiahResults | None = None) -> list[str]:
         """What a per-length row falls short of, in words and numbers.
 
@@ -221,4 +293,8 @@ class NiahSession:
 
     def gated(self, length: int) -> bool:
         """Whether any threshold applies at ``length``."""
-        return self.min_auc.at(length) is not None or self.min_ratio.at(length) is not None
+        return (
+            self.min_auc.at(length) is not None
+            or self.min_ratio.at(length) is not None
+            or bool(self.compare_fail)
+        )

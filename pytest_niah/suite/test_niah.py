@@ -71,6 +71,7 @@ def test_gate(niah_gate: GateParam, niah_session: NiahSession, record_property) 
         value = getattr(row, name)
         assert math.isnan(value) or 0.0 <= value <= 1.0, f"{name} {value} is outside 0..1"
     failures = niah_session.gate_failures(row, results)
+    failures += niah_session.regressions(niah_gate.model, row)
     if failures:
         pytest.fail(
             f"model {niah_gate.model}, arm {niah_gate.arm}, scoring {niah_gate.scoring}, "

@@ -1,0 +1,21 @@
+"""Snapshot tests of each model's metric table (with --niah-snapshot or --snapshot-update)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_niah.session import NiahRunError, NiahSession
+from pytest_niah.snapshots import extension_for, metric_table, model_dir
+
+pytestmark = pytest.mark.niah
+
+
+def test_metric_table(niah_snapshot_model: str, niah_session: NiahSession, snapshot) -> None:
+    """The rounded per-length tables equal the stored snapshot (--snapshot-update writes it)."""
+    try:
+        results = niah_session.results(niah_snapshot_model)
+    except NiahRunError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    directory = model_dir(niah_session.snapshot_dir, niah_snapshot_model)
+    table = metric_table(results, niah_session.snapshot_digits)
+    assert table == snapshot(extension_class=extension_for(directory))
