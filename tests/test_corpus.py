@@ -12,7 +12,6 @@ import json
 import os
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,23 +20,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_niah import corpus
-from pytest_niah.corpus import (
+from pytest_niah.corpus import Book, Corpus, CorpusError, load_corpus, load_folder, read_book
+from pytest_niah.gutenberg import (
     DEFAULT_BASE_URL,
-    Book,
-    Corpus,
-    CorpusError,
     PinnedBook,
     default_cache_dir,
     download_gutenberg,
     gutenberg_books,
     gutenberg_corpus,
-    load_corpus,
-    load_folder,
-    normalize_text,
-    read_book,
-    split_sentences,
-    strip_gutenberg_boilerplate,
 )
+from pytest_niah.text import normalize_text, split_sentences, strip_gutenberg_boilerplate
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TINY_CORPUS = REPO_ROOT / "fixtures" / "corpus" / "tiny"
@@ -365,12 +357,8 @@ def test_shared_sentences_are_reasonable(shared_corpus: Corpus) -> None:
         assert all(s == s.strip() and "\n" not in s and "  " not in s for s in sentences)
 
 
-def test_shared_folder_load_is_fast_and_cached(
-    shared_corpus: Corpus, shared_corpus_dir: Path
-) -> None:
-    start = time.perf_counter()
+def test_shared_folder_load_is_cached(shared_corpus: Corpus, shared_corpus_dir: Path) -> None:
     again = load_folder(shared_corpus_dir)
-    assert time.perf_counter() - start < 1.0
     assert again.books is shared_corpus.books  # served from the in-process cache
 
 
@@ -649,11 +637,10 @@ def test_split_sentences_single_paragraph_round_trip(text: str) -> None:
         assert " ".join(pieces) == " ".join(tokens)
 
 
-def test_split_sentences_is_fast() -> None:
+def test_split_sentences_handles_a_large_text() -> None:
+    # Speed is measured by the benchmarks, not asserted here (noisy machines).
     text = ("Mr. Smith went to Washington. “Did he?” she asked! It was 1901. " * 5 + "\n\n") * 2000
-    start = time.perf_counter()
     pieces = split_sentences(text)
-    assert time.perf_counter() - start < 2.0
     assert len(pieces) == 2000 * 5 * 3
 
 

@@ -6,7 +6,6 @@ import itertools
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -133,13 +132,10 @@ def test_ids_unique_across_full_default_grid(needle_set, full_config, with_model
     assert not set(controls) & set(ids)
 
 
-def test_building_the_full_grid_is_fast(needle_set, full_config):
-    start = time.perf_counter()
+def test_building_the_full_grid(needle_set, full_config):
     params = case_params("minilm", full_config, needle_set) + gate_params("minilm", full_config)
     ids = param_ids(params, with_model=True)
-    elapsed = time.perf_counter() - start
-    assert len(ids) == 2 * 28 * 7 * 2 * 10 + 2 * 7
-    assert elapsed < 2.0
+    assert len(ids) == len(set(ids)) == 2 * 28 * 7 * 2 * 10 + 2 * 7
 
 
 def test_building_ids_imports_neither_torch_nor_numpy():
