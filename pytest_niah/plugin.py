@@ -266,6 +266,12 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             status = lambda row, r=results, m=label: _gate_status(session, m, row, r)  # noqa: E731
             for line in length_table(results, arm, scoring, gate=status):
                 terminalreporter.write_line("  " + line)
+        stats = session.embedding_stats(label)
+        if stats is not None:
+            terminalreporter.write_line(
+                f"embedding cache {stats['cache']}: {stats['embedded']} texts embedded, "
+                f"{stats['hits']} read from the cache"
+            )
         comparison = session.comparison(label)
         if comparison is not None:
             from .compare import comparison_table

@@ -7,6 +7,7 @@ file; every other process reads that file.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -198,10 +199,28 @@ class NiahSession:
             else:
                 from .engine import run_experiment
 
-                results = run_experiment(self.configs[label], embedder=self.embedder(label))
+                embedder = self.embedder(label)
+                results = run_experiment(self.configs[label], embedder=embedder)
                 results.save(path)
+                self._write_embedding_stats(label, embedder)
         self._results[label] = results
         return results
+
+    def _write_embedding_stats(self, label: str, embedder: Embedder) -> None:
+        """How many texts the model embedded versus read from the cache (for the summary)."""
+        cache = getattr(embedder, "cache", None)
+        if cache is None:
+            return
+        stats = {"embedded": getattr(embedder, "embedded", 0), "cache": str(cache.path)}
+        stats |= cache.stats()
+        self.results_path(label).with_suffix(".embedding.json").write_text(json.dumps(stats))
+
+    def embedding_stats(self, label: str) -> dict[str, Any] | None:
+        """What :meth:`_write_embedding_stats` recorded in this run, if anything."""
+        if self.shared_dir is None:
+            return None
+        path = self.results_path(label).with_suffix(".embedding.json")
+        return json.loads(path.read_text()) if path.exists() else None
 
     def stored_results(self, label: str) -> NiahResults | None:
         """Results if some process of this run computed them, without computing."""
