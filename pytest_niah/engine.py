@@ -7,9 +7,13 @@ Cases, negatives, the retrieval view and the bootstrap intervals all read that m
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,12 +26,14 @@ from .grid import case_id
 from .haystack import Haystack, HaystackBuilder
 from .needles import NeedleGroup, NeedleSet, load_needle_set
 from .results import (
+    SCHEMA_VERSION,
     CaseResult,
     EffectiveLength,
     IntervalRow,
     ModelInfo,
     NegativeScores,
     NiahResults,
+    ResultsError,
     RetrievalRow,
     package_versions,
 )
@@ -76,6 +82,7 @@ def run_experiment(
     corpus: Corpus | None = None,
     needle_set: NeedleSet | None = None,
     expansions: Any = None,
+    results_cache: str | os.PathLike[str] | None = None,
 ) -> NiahResults:
     """Run the whole experiment of ``config`` and return its results.
 
@@ -87,6 +94,9 @@ def run_experiment(
             ``config.groups`` when omitted.
         expansions: Expansion terms for ``expandN`` arms; loaded from
             ``config.expansions`` when needed and omitted.
+        results_cache: A folder of finished results keyed by everything that determines
+            them (:func:`results_key`); a hit skips the whole run, a damaged entry is
+            recomputed.
     """
     needle_set = needle_set or load_needle_set(config.needles).select(config.groups or None)
     if expansions is None and any(a.startswith("expand") for a in config.arms):
@@ -95,6 +105,42 @@ def run_experiment(
         expansions = load_expansions(config.expansions)
     corpus = corpus or load_corpus(config.corpus)
     embedder = embedder or load_embedder(config)
+    if results_cache is None:
+        return _run(config, embedder, corpus, needle_set, expansions)
+    path = (
+        Path(results_cache)
+        / f"{results_key(config, embedder, corpus, needle_set, expansions)}.json"
+    )
+    if path.exists():
+        try:
+            return NiahResults.load(path)
+        except ResultsError:
+            pass  # damaged or from another schema: recompute and replace it
+    results = _run(config, embedder, corpus, needle_set, expansions)
+    results.save(path)
+    return results
+
+
+def results_key(
+    config: NiahConfig, embedder: Embedder, corpus: Corpus, needle_set: NeedleSet, expansions: Any
+) -> str:
+    """A hash of everything the results depend on: config, model, data and package versions."""
+    identity = {
+        "schema": SCHEMA_VERSION,
+        "config": config.to_dict(),
+        "model": embedder.fingerprint,
+        "corpus": corpus.fingerprint(),
+        "needles": needle_set.fingerprint(),
+        "expansions": expansions.fingerprint() if expansions is not None else None,
+        "versions": package_versions(),
+    }
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _run(
+    config: NiahConfig, embedder: Embedder, corpus: Corpus, needle_set: NeedleSet, expansions: Any
+) -> NiahResults:
     kinds = tuple(dict.fromkeys(needle_kind(arm) for arm in config.arms))
 
     builder = HaystackBuilder(corpus, needle_set, embedder.token_spans, config.seed)
@@ -105,8 +151,10 @@ def run_experiment(
     chunk_tokens = config.chunk_tokens or max_tokens or DEFAULT_CHUNK_TOKENS
     pieces = _pieces(config, haystacks, embedder, chunk_tokens)
 
-    documents = _unique([t for parts in pieces.values() for ts in parts.values() for t in ts])
-    documents += _unique([h.needle for h in haystacks if h.needle and h.needle not in documents])
+    documents = _unique(
+        [t for parts in pieces.values() for ts in parts.values() for t in ts]
+        + [h.needle for h in haystacks if h.needle]
+    )
     queries = _unique(
         [query_text(g, arm, expansions) for arm in config.arms for g in needle_set.groups]
     )

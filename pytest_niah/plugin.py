@@ -268,10 +268,11 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
                 terminalreporter.write_line("  " + line)
         stats = session.embedding_stats(label)
         if stats is not None:
-            terminalreporter.write_line(
-                f"embedding cache {stats['cache']}: {stats['embedded']} texts embedded, "
-                f"{stats['hits']} read from the cache"
-            )
+            if not (stats["embedded"] or stats["hits"] or stats["misses"]):
+                done = "results reused from an identical earlier run, nothing embedded"
+            else:
+                done = f"{stats['embedded']} texts embedded, {stats['hits']} read from the cache"
+            terminalreporter.write_line(f"embedding cache {stats['cache']}: {done}")
         comparison = session.comparison(label)
         if comparison is not None:
             from .compare import comparison_table

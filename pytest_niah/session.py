@@ -200,7 +200,11 @@ class NiahSession:
                 from .engine import run_experiment
 
                 embedder = self.embedder(label)
-                results = run_experiment(self.configs[label], embedder=embedder)
+                cache = getattr(embedder, "cache", None)
+                results_cache = Path(cache.path).parent / "results" if cache is not None else None
+                results = run_experiment(
+                    self.configs[label], embedder=embedder, results_cache=results_cache
+                )
                 results.save(path)
                 self._write_embedding_stats(label, embedder)
         self._results[label] = results
