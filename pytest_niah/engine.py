@@ -11,7 +11,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -83,6 +83,7 @@ def run_experiment(
     needle_set: NeedleSet | None = None,
     expansions: Any = None,
     results_cache: str | os.PathLike[str] | None = None,
+    on_reuse: Callable[[Path], None] | None = None,
 ) -> NiahResults:
     """Run the whole experiment of ``config`` and return its results.
 
@@ -97,6 +98,7 @@ def run_experiment(
         results_cache: A folder of finished results keyed by everything that determines
             them (:func:`results_key`); a hit skips the whole run, a damaged entry is
             recomputed.
+        on_reuse: Called with the cached file's path when a cached result is returned.
     """
     needle_set = needle_set or load_needle_set(config.needles).select(config.groups or None)
     if expansions is None and any(a.startswith("expand") for a in config.arms):
@@ -113,9 +115,13 @@ def run_experiment(
     )
     if path.exists():
         try:
-            return NiahResults.load(path)
+            cached = NiahResults.load(path)
         except ResultsError:
             pass  # damaged or from another schema: recompute and replace it
+        else:
+            if on_reuse is not None:
+                on_reuse(path)
+            return cached
     results = _run(config, embedder, corpus, needle_set, expansions)
     results.save(path)
     return results

@@ -111,16 +111,9 @@ def _build_session(config: pytest.Config, models: list[str]) -> NiahSession:
             key = o.dest.removeprefix("niah_")
             ini = config.getini(o.dest) if o.ini else None
             values[key], sources[key] = resolve_with_source(o, config.getoption(o.dest), ini)
-        for key, keep in (
-            ("corpus", "gutenberg"),
-            ("needles", "builtin"),
-            ("expansions", "builtin"),
-        ):
+        for key, keep in PATH_OPTIONS.items():
             base = ini_dir if sources[key] == "ini" else here
             values[key] = _local_path(values[key], base, keep=keep)
-        if values["cache_dir"]:
-            base = ini_dir if sources["cache_dir"] == "ini" else here
-            values["cache_dir"] = _local_path(values["cache_dir"], base, keep="")
         specs = [ModelSpec.parse(m) for m in models]
         for spec in specs:
             check_model_name(spec.name, trust_remote_code=values["trust_remote_code"])
@@ -146,16 +139,51 @@ def _build_session(config: pytest.Config, models: list[str]) -> NiahSession:
             snapshot_digits=values["snapshot_digits"],
             snapshot_dir=Path(values["snapshot_dir"] or config.rootpath / "__snapshots__" / "niah"),
         )
+        if values["save"]:
+            from .storage import check_name
+
+            check_name(values["save"])
         if values["compare"]:
             session.resolve_baselines(values["compare"])
+            for label in session.labels:
+                session.baseline(label)  # a damaged file is a usage error now, not at the end
         elif values["compare_fail"]:
             raise ConfigError("--niah-compare-fail needs --niah-compare=NAME|PATH to compare with")
+        if values["gate_on"] == "lower" and not values["bootstrap"]:
+            raise ConfigError(
+                "--niah-gate-on=lower gates the lower end of the bootstrap interval; "
+                "keep --niah-bootstrap above 0"
+            )
+        if any(arm.startswith("expand") for arm in base_config.arms):
+            _check_expansions(session)
         if session.snapshot and not config.pluginmanager.hasplugin("syrupy"):
             raise ConfigError("--niah-snapshot needs syrupy: pip install syrupy")
         session.case_params()  # validates the needle set now, not in the middle of collection
-    except (ConfigError, NeedleSetError, EmbedderError, ResultsError, FileNotFoundError) as exc:
+    except (
+        ConfigError,
+        NeedleSetError,
+        EmbedderError,
+        ResultsError,
+        FileNotFoundError,
+        ValueError,
+    ) as exc:
         raise pytest.UsageError(f"pytest-niah: {exc}") from None
     return session
+
+
+def _check_expansions(session: NiahSession) -> None:
+    """Every expandN arm has enough terms for every selected group (cheap, stdlib only)."""
+    from .expansions import arm_size, load_expansions
+
+    for label in session.labels:
+        config = session.configs[label]
+        expansions = load_expansions(config.expansions)
+        for arm in config.arms:
+            size = arm_size(arm)
+            if size is None:
+                continue
+            for group in session.needle_set(label).groups:
+                expansions.expand(group.question, group.id, size)
 
 
 def _local_path(value: str, here: Path, *, keep: str) -> str:
@@ -268,7 +296,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
                 terminalreporter.write_line("  " + line)
         stats = session.embedding_stats(label)
         if stats is not None:
-            if not (stats["embedded"] or stats["hits"] or stats["misses"]):
+            if stats.get("reused"):
                 done = "results reused from an identical earlier run, nothing embedded"
             else:
                 done = f"{stats['embedded']} texts embedded, {stats['hits']} read from the cache"

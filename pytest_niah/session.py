@@ -202,20 +202,28 @@ class NiahSession:
                 embedder = self.embedder(label)
                 cache = getattr(embedder, "cache", None)
                 results_cache = Path(cache.path).parent / "results" if cache is not None else None
+                reused: list[Path] = []
                 results = run_experiment(
-                    self.configs[label], embedder=embedder, results_cache=results_cache
+                    self.configs[label],
+                    embedder=embedder,
+                    results_cache=results_cache,
+                    on_reuse=reused.append,
                 )
                 results.save(path)
-                self._write_embedding_stats(label, embedder)
+                self._write_embedding_stats(label, embedder, reused=bool(reused))
         self._results[label] = results
         return results
 
-    def _write_embedding_stats(self, label: str, embedder: Embedder) -> None:
+    def _write_embedding_stats(self, label: str, embedder: Embedder, *, reused: bool) -> None:
         """How many texts the model embedded versus read from the cache (for the summary)."""
         cache = getattr(embedder, "cache", None)
         if cache is None:
             return
-        stats = {"embedded": getattr(embedder, "embedded", 0), "cache": str(cache.path)}
+        stats = {
+            "embedded": getattr(embedder, "embedded", 0),
+            "cache": str(cache.path),
+            "reused": reused,
+        }
         stats |= cache.stats()
         self.results_path(label).with_suffix(".embedding.json").write_text(json.dumps(stats))
 

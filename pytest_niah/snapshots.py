@@ -63,6 +63,11 @@ def extension_for(directory: Path) -> type:
         def discovery_dirname(cls, *, test_location: Any) -> str:
             return target
 
+        @classmethod
+        def matches_test_location(cls, *, test_location: Any, snapshot_location: str) -> bool:
+            # The folder is ours by construction; the file is named after the test module.
+            return Path(snapshot_location).stem == test_location.basename
+
     return NiahSnapshotExtension
 
 

@@ -57,7 +57,8 @@ def commit_info(cwd: Path | None = None) -> dict[str, str | bool]:
     if not sha:
         return {}
     branch = _git(["rev-parse", "--abbrev-ref", "HEAD"], cwd)
-    status = _git(["status", "--porcelain"], cwd)
+    # Untracked files (saved runs themselves, reports) do not make a checkout dirty.
+    status = _git(["status", "--porcelain", "--untracked-files=no"], cwd)
     return {
         "id": sha,
         # git prints "HEAD" for a detached head.
@@ -104,7 +105,7 @@ def save_run(
     Raises:
         ValueError: If ``name`` is empty or holds a path separator.
     """
-    _check_name(name)
+    check_name(name)
     machine = machine_info()
     target = Path(store) / run_key(label, machine) / f"{name}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -241,7 +242,8 @@ def _is_name(text: str) -> bool:
     return not any(sep in text for sep in separators) and text not in (".", "..")
 
 
-def _check_name(name: str) -> None:
+def check_name(name: str) -> None:
+    """Refuse run names that are empty or would leave the store folder (``a/b``, ``..``)."""
     if not name.strip() or not _is_name(name) or "\0" in name:
         raise ValueError(
             f"run name {name!r}: give a plain file name such as 'baseline' (not empty, no "

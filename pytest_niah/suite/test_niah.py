@@ -22,7 +22,8 @@ def results_of(session: NiahSession, label: str) -> NiahResults:
     try:
         return session.results(label)
     except NiahRunError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        message = str(exc)
+    pytest.fail(message, pytrace=False)  # outside the except: no chained traceback
 
 
 def test_needle(niah_case: CaseParam, niah_session: NiahSession, record_property) -> None:

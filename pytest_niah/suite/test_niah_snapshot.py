@@ -15,7 +15,11 @@ def test_metric_table(niah_snapshot_model: str, niah_session: NiahSession, snaps
     try:
         results = niah_session.results(niah_snapshot_model)
     except NiahRunError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        failure = str(exc)
+    else:
+        failure = ""
+    if failure:
+        pytest.fail(failure, pytrace=False)
     directory = model_dir(niah_session.snapshot_dir, niah_snapshot_model)
     table = metric_table(results, niah_session.snapshot_digits)
     assert table == snapshot(extension_class=extension_for(directory))
