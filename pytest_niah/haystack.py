@@ -107,6 +107,7 @@ class HaystackBuilder:
     _rejected: int = 0
     _too_long: int = 0
     _hits: Counter[str] = field(default_factory=Counter, repr=False)
+    _fillers: dict[tuple[str, int, int], str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._books = [book.sentences for book in self.corpus.books if book.sentences]
@@ -323,7 +324,13 @@ class HaystackBuilder:
         hid = case_id(group_id, kind, order, length, position)
         filler_tokens = length - needle_tokens
         for _ in range(_FIT_ATTEMPTS):
-            filler = self._fit(_prefix(stream, filler_tokens + 8), filler_tokens, hid)
+            # Fillers depend only on the needle's token count: positions and orders share them.
+            key = (group_id, length, filler_tokens)
+            if key not in self._fillers:
+                self._fillers[key] = self._fit(
+                    _prefix(stream, filler_tokens + 8), filler_tokens, hid
+                )
+            filler = self._fillers[key]
             sentences, bounds = _cut_sentences(filler, stream, filler_tokens)
             target = target_offsets(filler_tokens, positions)[position]
             slot = min(range(len(bounds)), key=lambda i: (abs(bounds[i] - target), i))
