@@ -12,7 +12,10 @@ Measurements (model load is excluded from every timing and reported on its own):
 (b)  a cold plugin run: ``python -m pytest --niah-model=... --niah-cache-dir=<fresh>`` in a
      subprocess in an empty folder; whole wall time (imports, model load, collection too).
 (b') ``run_experiment`` in-process behind a cold ``CachingEmbedder`` (fresh SQLite cache).
-(c)  the same again on the now warm cache (in-process), and the pytest subprocess again.
+(c)  the same again on the now warm caches (in-process; the results cache beside the
+     embedding cache, as the plugin uses it, where the engine has one), and the pytest
+     subprocess again; (c2), for information, the warm run with the results cache bypassed
+     (embeddings cached, haystacks rebuilt).
 (d)  naive per-case encoding: ``model.encode([text])`` for question, haystack, needle and
      control of every case, timed on a seeded sample of cases and extrapolated.
 (e)  ``pytest --collect-only`` of the full default grid in a subprocess, and whether torch was
@@ -51,7 +54,9 @@ WORKER_TAG = "NIAH_BENCH_WORKER"
 RSS_TAG = "NIAH_BENCH_RSS"
 STEPS = ("a", "b", "c", "d", "e", "f")
 
-# Targets: (key, label, comparison, threshold).
+REST = "rest (Python: corpus, haystack assembly, scoring, tables, bootstrap, results I/O)"
+
+# Targets.
 TARGET_COLD = 1.10
 TARGET_WARM = 0.03
 TARGET_NAIVE = 5.0
@@ -265,11 +270,7 @@ def timed_run(
             "model encode (inner embedder)": model,
             "embedding cache (lookups, hashing, SQLite writes)": through_cache - model,
             "tokenizer token_spans (haystack building)": tokenize,
-            "rest (Python: corpus, haystack assembly, scoring, tables, bootstrap, results I/O)": seconds[
-                "wall"
-            ]
-            - through_cache
-            - tokenize,
+            REST: seconds["wall"] - through_cache - tokenize,
         },
     }
 

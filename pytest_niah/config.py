@@ -297,6 +297,11 @@ class NiahConfig:
         groups = self.groups.split(",") if isinstance(self.groups, str) else self.groups
         set_(self, "groups", tuple(g.strip() for g in groups if g.strip()))
         set_(self, "model_kwargs", parse_json_object(self.model_kwargs, what="model kwargs"))
+        if self.model_kwargs.get("trust_remote_code") and not self.trust_remote_code:
+            raise ConfigError(
+                "model kwargs: trust_remote_code cannot be set there; use "
+                "--niah-trust-remote-code if you trust the model's code"
+            )
         set_(self, "encode_kwargs", parse_json_object(self.encode_kwargs, what="encode kwargs"))
         if self.max_seq_length is not None:
             set_(

@@ -7,6 +7,7 @@ Cases, negatives, the retrieval view and the bootstrap intervals all read that m
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -113,17 +114,19 @@ def run_experiment(
         Path(results_cache)
         / f"{results_key(config, embedder, corpus, needle_set, expansions)}.json"
     )
-    if path.exists():
+    if path.is_file():
         try:
             cached = NiahResults.load(path)
-        except ResultsError:
-            pass  # damaged or from another schema: recompute and replace it
+        except (ResultsError, ValueError, OSError):
+            pass  # damaged, foreign or unreadable: recompute and replace it
         else:
             if on_reuse is not None:
                 on_reuse(path)
             return cached
     results = _run(config, embedder, corpus, needle_set, expansions)
-    results.save(path)
+    # An unusable cache folder loses only the shortcut, never the results.
+    with contextlib.suppress(OSError):
+        results.save(path)
     return results
 
 

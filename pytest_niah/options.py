@@ -81,9 +81,11 @@ def _text(value: str) -> str:
     return str(value)
 
 
-def _optional_int(what: str) -> Callable[[str], int | None]:
+def _optional_int(what: str, minimum: int = 1) -> Callable[[str], int | None]:
     def parse(value: str) -> int | None:
-        return None if value in ("", None) else cfg.parse_positive_int(value, what=what)
+        if value in ("", None):
+            return None
+        return cfg.parse_positive_int(value, what=what, minimum=minimum)
 
     return parse
 
@@ -155,7 +157,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "chunk-tokens",
-        _optional_int("--niah-chunk-tokens"),
+        _optional_int("--niah-chunk-tokens", minimum=8),
         None,
         "Chunk size in tokens for chunk-max/chunk-mean; empty uses the model's window.",
         metavar="N",

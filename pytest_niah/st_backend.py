@@ -136,7 +136,9 @@ class SentenceTransformerEmbedder:
         """The keyword arguments given to ``SentenceTransformer``, device excluded."""
         kwargs: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
         if self.model_kwargs:
-            kwargs["model_kwargs"] = dict(self.model_kwargs)
+            # Only --niah-trust-remote-code may allow hub code, never a model kwarg.
+            extra = {k: v for k, v in self.model_kwargs.items() if k != "trust_remote_code"}
+            kwargs["model_kwargs"] = extra | {"trust_remote_code": self.trust_remote_code}
         return kwargs
 
     def _check_loadable(self) -> None:

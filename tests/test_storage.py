@@ -103,7 +103,10 @@ def test_commit_info_in_a_git_repo(no_outer_repo):
     info = commit_info(repo)
     assert info == {"id": sha, "branch": "trunk", "dirty": False}
     assert re.fullmatch(r"[0-9a-f]{40}", str(info["id"]))
+    # Untracked files (saved runs, reports) do not count; a changed tracked file does.
     (repo / "new.txt").write_text("untracked\n")
+    assert commit_info(repo)["dirty"] is False
+    (repo / "README").write_text("changed\n")
     assert commit_info(repo)["dirty"] is True
     # From a subfolder, git finds the checkout above it.
     (repo / "sub").mkdir()

@@ -1,0 +1,326 @@
+"""Bad models: wrong names and paths, folders that are no model, missing tokenizers, hub code.
+
+A local path that cannot be a model is a usage error (checked at configure time, without
+loading anything). A hub name can only be tried: offline, it fails every test with one
+message naming the model and the fix. Model code from the hub or from a model folder never
+runs without --niah-trust-remote-code.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_niah import NiahConfig, load_embedder, run_experiment
+from pytest_niah.models import EmbedderError
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
+JINA_V3 = "jinaai/jina-embeddings-v3"
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+)
+MARKER_ENV = "ROBUSTNESS_MODEL_CODE_MARKER"
+# Imported by transformers when it trusts the folder's code: leaves a marker file behind.
+MODEL_CODE = """
+import os
+import pathlib
+
+pathlib.Path(os.environ["{env}"]).write_text("the model folder's own code ran")
+
+from transformers import BertConfig, BertModel, PretrainedConfig, PreTrainedModel
+
+
+class CustomConfig(BertConfig):
+    model_type = "niah-custom"
+
+
+class CustomModel(BertModel):
+    config_class = CustomConfig
+""".replace("{env}", MARKER_ENV)
+
+
+# --------------------------------------------------------------------------- names and paths
+
+
+def test_unknown_hub_name_offline(niah_run):
+    result = niah_run.run(model="niah-robustness/no-such-model")
+    niah_run.assert_run_error(
+        result,
+        "pytest-niah could not run 'no-such-model'",
+        "could not load model 'niah-robustness/no-such-model'",
+        "Fix: the hub is offline here",
+        "pass a local path",
+    )
+
+
+def test_unknown_hub_name_offline_through_the_api():
+    embedder = load_embedder(NiahConfig(model="niah-robustness/no-such-model"))
+    with pytest.raises(EmbedderError) as info:
+        embedder.token_spans(["Which character never eats pork?"])
+    assert "could not load model 'niah-robustness/no-such-model'" in str(info.value)
+    assert "Fix:" in str(info.value)
+
+
+@pytest.mark.parametrize("path", ["./no/such/model", "~/no-such-niah-model", "/no/such/model"])
+def test_missing_local_path_is_a_usage_error(niah_run, path):
+    result = niah_run.run(model=path)
+    niah_run.assert_usage_error(
+        result,
+        "pytest-niah: model path",
+        "does not exist",
+        "give an existing folder that holds a sentence-transformers model",
+    )
+
+
+def test_missing_local_path_through_the_api():
+    with pytest.raises(EmbedderError, match="does not exist"):
+        load_embedder(NiahConfig(model="/no/such/model")).token_spans(["x"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: models.check_model_name only checks that a local path exists; a regular file "
+    "passes configure and fails every test at load time with 'Fix: the hub is offline here'",
+)
+def test_local_file_instead_of_folder_is_a_usage_error(niah_run):
+    (niah_run.path / "model.safetensors").write_bytes(b"\0" * 64)
+    result = niah_run.run(model="./model.safetensors")
+    niah_run.assert_usage_error(result, "model.safetensors", "not a folder")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: an existing folder holding no model passes configure; every test then fails "
+    "with 'Unrecognized model ... Fix: the hub is offline here, ... or pass a local path', a fix "
+    "that does not apply to a local folder",
+)
+def test_folder_without_a_model_is_a_usage_error(niah_run):
+    (niah_run.path / "empty-model").mkdir()
+    result = niah_run.run(model="./empty-model")
+    err = niah_run.assert_usage_error(result, "empty-model")
+    assert "offline" not in err
+
+
+def test_unknown_lexical_kind_is_a_usage_error(niah_run):
+    result = niah_run.run(model="lexical:bm25")
+    niah_run.assert_usage_error(
+        result, "pytest-niah: lexical baseline 'bm25' is unknown", "lexical:tfidf"
+    )
+
+
+def test_two_models_with_one_label_is_a_usage_error(niah_run):
+    result = niah_run.run(
+        "--niah-model=m=lexical:tfidf", "--niah-model=m=packaged-minilm", model=None
+    )
+    niah_run.assert_usage_error(result, "two models share the label 'm'", "LABEL=NAME_OR_PATH")
+
+
+# --------------------------------------------------------------------------- tokenizers
+
+
+@pytest.fixture(scope="module")
+def no_tokenizer_model(tmp_path_factory, minilm_copy) -> Path:
+    folder = tmp_path_factory.mktemp("models") / "no-tokenizer"
+    return minilm_copy(folder, without=TOKENIZER_FILES)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: without tokenizer files transformers 5 builds an empty BertTokenizer (5 special "
+    "tokens, reported as fast), every word becomes [UNK], every text gets the same embedding; "
+    "st_backend's is_fast check passes and the run 'succeeds' with AUC 0.5 and no message",
+)
+def test_model_without_tokenizer_fails_with_a_message(niah_run, no_tokenizer_model):
+    result = niah_run.run(model=str(no_tokenizer_model))
+    niah_run.assert_run_error(result, "no-tokenizer", "tokenizer", "Fix")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: load_embedder accepts a model folder without tokenizer files (see above)",
+)
+def test_model_without_tokenizer_through_the_api(no_tokenizer_model):
+    embedder = load_embedder(NiahConfig(model=str(no_tokenizer_model)))
+    with pytest.raises(EmbedderError, match="tokenizer"):
+        embedder.token_spans(["Which character never eats pork?"])
+
+
+def test_model_without_tokenizer_really_sees_nothing(no_tokenizer_model):
+    """Why the silent run is wrong: every text gets the same embedding."""
+    import numpy as np
+
+    embedder = load_embedder(NiahConfig(model=str(no_tokenizer_model), device="cpu"))
+    vectors = embedder.encode_documents(["Pork is never eaten here.", "The sea was calm today."])
+    assert np.allclose(vectors[0], vectors[1])
+
+
+def test_model_with_only_a_slow_vocabulary_runs(niah_run, tmp_path, minilm_copy):
+    """The control: vocab.txt alone is enough, a fast tokenizer is built from it."""
+    folder = minilm_copy(tmp_path / "vocab-only", without=("tokenizer.json",))
+    result = niah_run.run(model=str(folder))
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=5)
+
+
+# --------------------------------------------------------------------------- remote code
+
+
+class HubRecorder(http.server.ThreadingHTTPServer):
+    """A stand-in for the Hugging Face hub that records every request and answers 404."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _HubHandler)
+        self.requests: list[str] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _HubHandler(http.server.BaseHTTPRequestHandler):
+    server: HubRecorder
+
+    def _answer(self) -> None:
+        self.server.requests.append(f"{self.command} {self.path}")
+        self.send_error(404, "Not Found")
+
+    do_GET = do_HEAD = do_POST = _answer
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def hub(monkeypatch) -> Iterator[HubRecorder]:
+    server = HubRecorder()
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_preset_remote_code_model_needs_the_flag_before_any_download(
+    niah_run, hub, tmp_path, monkeypatch
+):
+    # The hub online, at the recorder, with an empty Hugging Face cache.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    # The control: in this environment hub traffic really reaches the recorder.
+    probe = subprocess.run(
+        [sys.executable, "-c", "from huggingface_hub import model_info; model_info('org/x')"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert probe.returncode != 0
+    assert any("org/x" in r for r in hub.requests), hub.requests
+    hub.requests.clear()
+
+    result = niah_run.run(model=JINA_V3, subprocess=True)
+    niah_run.assert_usage_error(
+        result,
+        f"pytest-niah: model '{JINA_V3}' runs its own code from the hub",
+        "add --niah-trust-remote-code",
+    )
+    assert hub.requests == []
+
+
+@pytest.mark.parametrize("spec", [JINA_V3, f"jina={JINA_V3}"])
+def test_preset_remote_code_model_without_the_flag_is_a_usage_error(niah_run, spec):
+    result = niah_run.run(model=spec)
+    niah_run.assert_usage_error(result, JINA_V3, "--niah-trust-remote-code")
+
+
+def test_preset_remote_code_model_from_the_ini_file_needs_the_flag(niah_run):
+    niah_run.pytester.makeini("[pytest]\nniah_trust_remote_code = false\n")
+    result = niah_run.run(model=JINA_V3)
+    niah_run.assert_usage_error(result, "--niah-trust-remote-code")
+
+
+def test_preset_remote_code_model_through_the_api(monkeypatch):
+    import sentence_transformers
+
+    def never(*args, **kwargs):
+        raise AssertionError("SentenceTransformer must not be constructed")
+
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", never)
+    with pytest.raises(EmbedderError, match="--niah-trust-remote-code"):
+        load_embedder(NiahConfig(model=JINA_V3)).token_spans(["x"])
+    config = NiahConfig(model=JINA_V3, corpus=str(SHARED_CORPUS), lengths=(128,), positions=2)
+    with pytest.raises(EmbedderError, match="--niah-trust-remote-code"):
+        run_experiment(config)
+
+
+def custom_code_model(folder: Path, minilm_copy, *, known_type: bool) -> Path:
+    """A MiniLM copy whose config asks for the folder's own model class (custom code).
+
+    With ``known_type`` the config stays a BERT config (transformers could load it without
+    the code); otherwise its model type exists only in the folder's code.
+    """
+    minilm_copy(folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["auto_map"] = {"AutoModel": "custom_model.CustomModel"}
+    if not known_type:
+        config["model_type"] = "niah-custom"
+        config["auto_map"]["AutoConfig"] = "custom_model.CustomConfig"
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "custom_model.py").write_text(MODEL_CODE)
+    return folder
+
+
+@pytest.fixture
+def marker(monkeypatch, tmp_path) -> Path:
+    path = tmp_path / "model-code-ran"
+    monkeypatch.setenv(MARKER_ENV, str(path))
+    return path
+
+
+def test_model_folder_code_needs_the_flag(niah_run, tmp_path, marker, minilm_copy):
+    folder = custom_code_model(tmp_path / "custom", minilm_copy, known_type=False)
+    result = niah_run.run(model=str(folder), subprocess=True)
+    niah_run.assert_run_error(
+        result,
+        "contains custom code",
+        "Fix: this model runs its own code",
+        "--niah-trust-remote-code",
+    )
+    assert not marker.exists()
+    # The control: with the flag the code runs (the marker proves the test would see it).
+    niah_run.run(f"--niah-model={folder}", "--niah-trust-remote-code", model=None, subprocess=True)
+    assert marker.exists()
+
+
+def test_model_kwargs_cannot_bypass_the_flag(niah_run, tmp_path, marker, minilm_copy):
+    folder = custom_code_model(tmp_path / "custom", minilm_copy, known_type=True)
+    result = niah_run.run(
+        f"--niah-model={folder}",
+        '--niah-model-kwargs={"trust_remote_code": true}',
+        model=None,
+        subprocess=True,
+    )
+    assert not marker.exists(), "the model folder's code ran without --niah-trust-remote-code"
+    assert result.ret in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.TESTS_FAILED)
+    assert "--niah-trust-remote-code" in result.stdout.str() + result.stderr.str()
