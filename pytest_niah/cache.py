@@ -118,6 +118,12 @@ class EmbeddingCache:
         )
 
     def _open(self) -> sqlite3.Connection:
+        if self.path.exists() and not self.path.is_file():
+            raise CacheError(
+                f"the embedding cache {self.path} is a folder (or another non-file) where the "
+                f"database file goes. Fix: remove it or move it away, point the cache elsewhere "
+                f"(--niah-cache-dir or NIAH_CACHE_DIR), {_NO_CACHE_FIX}."
+            )
         try:
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         except sqlite3.Error as exc:

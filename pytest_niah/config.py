@@ -150,8 +150,18 @@ def parse_thresholds(value: str | float | Mapping[int, float] | None, *, what: s
                 raise ConfigError(
                     f"{what}: {item!r} has no whole-number length before '='; write e.g. '128=0.7'"
                 ) from None
+            if length in per_length:
+                raise ConfigError(
+                    f"{what}: length {length} is given two thresholds ({per_length[length]:g} "
+                    f"and {number.strip()}); keep one"
+                )
             per_length[length] = _unit(number, what)
         else:
+            if default is not None:
+                raise ConfigError(
+                    f"{what}: two default thresholds ({default:g} and {item}); keep one, and "
+                    "write per-length values as LENGTH=VALUE"
+                )
             default = _unit(item, what)
     return Thresholds(default=default, per_length=tuple(sorted(per_length.items())))
 

@@ -7,11 +7,11 @@ Cases, negatives, the retrieval view and the bootstrap intervals all read that m
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,6 +40,10 @@ from .results import (
 )
 
 DEFAULT_CHUNK_TOKENS = 512  # for models without a window (the lexical baseline)
+
+
+class NiahCacheWarning(UserWarning):
+    """A cache could not be used; the run goes on without it."""
 
 
 class EmbeddingError(RuntimeError):
@@ -124,9 +128,19 @@ def run_experiment(
                 on_reuse(path)
             return cached
     results = _run(config, embedder, corpus, needle_set, expansions)
-    # An unusable cache folder loses only the shortcut, never the results.
-    with contextlib.suppress(OSError):
+    try:
         results.save(path)
+    except OSError as exc:
+        # An unusable cache folder loses only the shortcut, never the results: warn, go on.
+        warnings.warn(
+            NiahCacheWarning(
+                f"pytest-niah: the results cache {Path(results_cache)} cannot store this run "
+                f"({exc.strerror or exc}), so a re-run will compute it again. Fix: remove what "
+                "is in the way or make it writable, or point the cache elsewhere "
+                "(--niah-cache-dir or NIAH_CACHE_DIR)"
+            ),
+            stacklevel=2,
+        )
     return results
 
 
@@ -169,8 +183,8 @@ def _run(
     )
     # Documents first: the lexical baseline fits its vocabulary on them.
     scorer = _Scorer(
-        docs=_normalize(embedder.encode_documents(documents), len(documents)),
-        queries=_normalize(embedder.encode_queries(queries), len(queries)),
+        docs=_normalize(embedder.encode_documents(documents), len(documents), embedder),
+        queries=_normalize(embedder.encode_queries(queries), len(queries), embedder),
         doc_index={text: i for i, text in enumerate(documents)},
         query_index={text: i for i, text in enumerate(queries)},
     )
@@ -448,11 +462,18 @@ def _aggregation(starts: np.ndarray, total: int) -> Any:
     return sp.csr_matrix((np.ones(total), (owner, np.arange(total))), shape=(len(starts), total))
 
 
-def _normalize(matrix: Any, rows: int) -> Scored:
-    """Unit rows; a non-finite (or zero dense) row is flagged and scores NaN, never raises."""
+def _normalize(matrix: Any, rows: int, embedder: Embedder) -> Scored:
+    """Unit rows; a non-finite (or zero dense) row is flagged and scores NaN.
+
+    Raises:
+        EmbeddingError: the embedder returned another number of rows than it got texts.
+    """
     if getattr(matrix, "shape", (None,))[0] != rows:
+        name = getattr(embedder, "name", type(embedder).__name__)
         raise EmbeddingError(
-            f"the model returned {getattr(matrix, 'shape', None)} embeddings for {rows} texts"
+            f"model {name!r} returned embeddings of shape {getattr(matrix, 'shape', None)} for "
+            f"{rows} texts (one row per text expected). Fix: check --niah-encode-kwargs and a "
+            "custom embedder's encode_documents/encode_queries, which must keep every text"
         )
     import scipy.sparse as sp
 

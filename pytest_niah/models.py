@@ -42,6 +42,10 @@ def resolve_model_name(name: str) -> str:
     return os.path.expanduser(name)
 
 
+# One of these is in every folder sentence-transformers can load.
+MODEL_MARKERS = ("modules.json", "config.json")
+
+
 def looks_local(path: str) -> bool:
     """A name meant as a folder rather than a hub id (``./x``, ``/x``, ``~/x``)."""
     return path.startswith((".", "/", "~")) or Path(path).is_absolute()
@@ -68,10 +72,24 @@ def check_model_name(name: str, *, trust_remote_code: bool = False) -> None:
             "allows by default; if you trust it, add --niah-trust-remote-code"
         )
     path = resolve_model_name(name)
-    if looks_local(path) and not Path(path).exists():
+    if not looks_local(path):
+        return
+    folder = Path(path).expanduser()
+    if not folder.exists():
         raise EmbedderError(
             f"model path {path!r} does not exist; give an existing folder that holds a "
             "sentence-transformers model, or a hub name such as 'org/model'"
+        )
+    if not folder.is_dir():
+        raise EmbedderError(
+            f"model path {path!r} is not a folder; give the folder that holds the model's "
+            "files (config.json, the weights, the tokenizer), not one of those files"
+        )
+    if not any((folder / marker).is_file() for marker in MODEL_MARKERS):
+        raise EmbedderError(
+            f"model folder {path!r} holds no model (no {' or '.join(MODEL_MARKERS)}); give the "
+            "folder a model was saved to with SentenceTransformer.save(...) or "
+            "save_pretrained(...)"
         )
 
 

@@ -121,6 +121,8 @@ def _build_session(config: pytest.Config, models: list[str]) -> NiahSession:
         base_config = NiahConfig(
             model=specs[0].name, **{k: v for k, v in values.items() if k in fields}
         )
+        for option in ("min_auc", "min_ratio"):
+            _check_threshold_lengths(option, values[option], base_config.lengths)
         session = NiahSession.create(
             specs,
             base_config,
@@ -169,6 +171,20 @@ def _build_session(config: pytest.Config, models: list[str]) -> NiahSession:
     ) as exc:
         raise pytest.UsageError(f"pytest-niah: {exc}") from None
     return session
+
+
+def _check_threshold_lengths(option: str, value: Any, lengths: tuple[int, ...]) -> None:
+    """A per-length threshold for a length the run does not have would gate nothing."""
+    from .config import ConfigError, parse_thresholds
+
+    stray = [n for n, _ in parse_thresholds(value, what=option).per_length if n not in lengths]
+    if stray:
+        flag = "--niah-" + option.replace("_", "-")
+        raise ConfigError(
+            f"{flag} sets a threshold for length {', '.join(map(str, stray))}, which this run "
+            f"does not have (--niah-lengths={','.join(map(str, lengths))}); add the length to "
+            f"--niah-lengths or drop it from {flag}"
+        )
 
 
 def _check_expansions(session: NiahSession) -> None:

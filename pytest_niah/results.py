@@ -365,6 +365,11 @@ class NiahResults:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
+        except UnicodeDecodeError:
+            raise ResultsError(
+                f"{path}: not a results file (its bytes are not UTF-8 text); the file is "
+                "damaged or is something else, write it again with --niah-json or NiahResults.save"
+            ) from None
         return cls.from_json(text, source=str(path))
 
 

@@ -19,6 +19,7 @@ from .models import (
     MODEL_PRESETS,
     EmbedderError,
     check_model_name,
+    looks_local,
     parse_devices,
     resolve_model_name,
 )
@@ -177,12 +178,19 @@ class SentenceTransformerEmbedder:
                 "a tokenizer.json (AutoTokenizer.from_pretrained(..., use_fast=True)"
                 ".save_pretrained)"
             )
+        _check_vocabulary(self.name, tokenizer)
         return model
 
     def _load_failure(self, exc: Exception) -> str:
         reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
         if "trust_remote_code" in str(exc):
             fix = "this model runs its own code; if you trust it, add --niah-trust-remote-code"
+        elif looks_local(self.path):
+            fix = (
+                f"the folder {self.path!r} does not hold a model sentence-transformers can load; "
+                "check that it has config.json, the weights and the tokenizer files, or save the "
+                "model again with SentenceTransformer.save(...)"
+            )
         elif os.environ.get("HF_HUB_OFFLINE") == "1" or "offline" in str(exc).lower():
             fix = (
                 "the hub is offline here, so the model must already be in the Hugging Face "
@@ -383,3 +391,26 @@ def _hash_folder(folder: Path, *, full_below: int = 16 << 20) -> str:
                 handle.seek(-(1 << 20), os.SEEK_END)
                 digest.update(handle.read())
     return digest.hexdigest()
+
+
+# A plain English sentence: a real vocabulary knows most of its words.
+_PROBE = "The old sailor walked slowly along the river and thought about his family."
+_MIN_VOCABULARY = 100
+
+
+def _check_vocabulary(name: str, tokenizer: Any) -> None:
+    """Reject a tokenizer that maps everything to [UNK] (e.g. one built with no vocab files).
+
+    Without vocabulary files transformers can still build a tokenizer of only the special
+    tokens; every text then gets one embedding and the run would "succeed" at chance.
+    """
+    ids = tokenizer(_PROBE, add_special_tokens=False)["input_ids"]
+    unknown = getattr(tokenizer, "unk_token_id", None)
+    known = [i for i in ids if i != unknown]
+    if len(tokenizer) < _MIN_VOCABULARY or not known:
+        raise EmbedderError(
+            f"model {name!r} has a tokenizer with {len(tokenizer)} tokens that reads every word "
+            "as unknown: its vocabulary files (tokenizer.json, or vocab.txt / "
+            "sentencepiece model) are missing. Fix: copy the tokenizer files next to the model, "
+            "or save it again with SentenceTransformer.save(...)"
+        )

@@ -96,8 +96,16 @@ def test_missing_local_path_is_a_clear_error(tmp_path):
 
 def test_a_folder_that_is_not_a_model_is_a_clear_error(tmp_path):
     (tmp_path / "notes.txt").write_text("not a model", encoding="utf-8")
-    with pytest.raises(EmbedderError, match="could not load model"):
+    with pytest.raises(EmbedderError, match="holds no model"):
         SentenceTransformerEmbedder(str(tmp_path), device="cpu").model  # noqa: B018
+
+
+def test_a_broken_model_folder_names_the_folder_not_the_hub(tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "no-such-type"}', encoding="utf-8")
+    with pytest.raises(EmbedderError, match="could not load model") as info:
+        SentenceTransformerEmbedder(str(tmp_path), device="cpu").model  # noqa: B018
+    assert f"the folder {str(tmp_path)!r} does not hold a model" in str(info.value)
+    assert "offline" not in str(info.value)
 
 
 def test_device_auto_is_cpu_here_and_cuda_must_exist():

@@ -148,11 +148,6 @@ def test_nan_rows_are_never_cached(tmp_path):
     cache.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: engine._normalize raises EmbeddingError('the model returned (2, 16) "
-    "embeddings for N texts'), naming neither the model nor a fix",
-)
 def test_wrong_number_of_rows_names_the_model():
     from pytest_niah.engine import EmbeddingError
 

@@ -116,7 +116,13 @@ def test_bad_value_through_the_api(field, value, fragment):
 
 @pytest.mark.parametrize(
     ("value", "fragment"),
-    [("1.5", "1.5 is out of range"), ("128=x", "'x' is not a number"), ("nan", "out of range")],
+    [
+        ("1.5", "1.5 is out of range"),
+        ("128=x", "'x' is not a number"),
+        ("nan", "out of range"),
+        ("0.5,0.6", "two default thresholds (0.5 and 0.6)"),
+        ("128=0.7,128=0.8", "length 128 is given two thresholds (0.7 and 0.8)"),
+    ],
 )
 def test_bad_threshold_through_the_api(value, fragment):
     with pytest.raises(ConfigError, match=re.escape(fragment)):
@@ -126,30 +132,16 @@ def test_bad_threshold_through_the_api(value, fragment):
 # --------------------------------------------------------------------------- silent mistakes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a per-length threshold for a length the run does not have is silently "
-    "ignored (--niah-min-auc=512=0.7 with --niah-lengths=128 gates nothing; the run passes)",
-)
 def test_threshold_for_a_length_not_run_is_a_usage_error(niah_run):
     result = niah_run.run("--niah-min-auc=512=0.7", "--niah-lengths=128")
     niah_run.assert_usage_error(result, "--niah-min-auc", "512")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: two default thresholds ('0.5,0.6') are accepted; the last silently wins",
-)
 def test_two_default_thresholds_are_a_usage_error(niah_run):
     result = niah_run.run("--niah-min-auc=0.5,0.6")
     niah_run.assert_usage_error(result, "argument --niah-min-auc:", "0.5", "0.6")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: one length given two thresholds ('128=0.7,128=0.8') is accepted; the last "
-    "silently wins",
-)
 def test_one_length_twice_is_a_usage_error(niah_run):
     result = niah_run.run("--niah-min-auc=128=0.7,128=0.8")
     niah_run.assert_usage_error(result, "argument --niah-min-auc:", "128")
