@@ -24,8 +24,15 @@ import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any, NoReturn
+
+from .jsonfile import (
+    DataFileError,
+    duplicate_key_problem,
+    json_type,
+    parse_json,
+    read_json,
+)
 
 __all__ = [
     "EXPANSION_SIZES",
@@ -49,60 +56,18 @@ _UNEXPANDED_ARMS = ("onehop", "literal")
 _EXPAND_ARM_RE = re.compile(r"expand([1-9][0-9]*)")
 
 
-class ExpansionError(ValueError):
-    """An expansion set (file or mapping) is invalid, or cannot give what was asked.
+class ExpansionError(DataFileError):
+    """An expansion set (file or mapping) is invalid.
 
     The message is one paragraph naming the file, the group id (when known), the
     field path (e.g. ``expansions.dietary-01[3]``) and how to fix the problem.
-
-    Attributes:
-        source: The file path, ``"builtin"`` or ``"<dict>"``; None if not given.
-        group_id: The id of the offending group, when there is one.
-        field: The field path inside the file, when there is one.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        source: str | None = None,
-        group_id: str | None = None,
-        field: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.source = source
-        self.group_id = group_id
-        self.field = field
+    kind = "Expansion set"
 
 
-def _error(
-    source: str, problem: str, fix: str, *, group: str | None = None, field: str | None = None
-) -> ExpansionError:
-    """Build an ExpansionError with the standard one-paragraph message."""
-    where = [f"Expansion set '{source}'"]
-    if group is not None:
-        where.append(f"group '{group}'")
-    if field is not None:
-        where.append(f"field '{field}'")
-    message = f"{', '.join(where)}: {problem} Fix: {fix}"
-    return ExpansionError(message, source=source, group_id=group, field=field)
-
-
-def _json_type(value: object) -> str:
-    """Name a Python value by its JSON type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
+_error = ExpansionError.at
+_json_type = json_type
 
 
 def _frozen_terms(terms: Mapping[str, Sequence[str]]) -> Mapping[str, tuple[str, ...]]:
@@ -406,7 +371,7 @@ def builtin_expansions() -> ExpansionSet:
     """
     resource = resources.files("pytest_niah") / "data" / "expansions.json"
     text = resource.read_text(encoding="utf-8")
-    return ExpansionSet.from_dict(_parse_json(text, BUILTIN), source=BUILTIN)
+    return ExpansionSet.from_dict(parse_json(text, BUILTIN, ExpansionError), source=BUILTIN)
 
 
 def load_expansions(path: str | os.PathLike[str] | None = None) -> ExpansionSet:
@@ -423,64 +388,23 @@ def load_expansions(path: str | os.PathLike[str] | None = None) -> ExpansionSet:
     if path is None or (isinstance(path, str) and path == BUILTIN):
         return builtin_expansions()
     source = os.fspath(path)
-    return ExpansionSet.from_dict(_parse_json(_read_text(source), source), source=source)
-
-
-def _read_text(source: str) -> str:
-    try:
-        raw = Path(source).read_bytes()
-    except FileNotFoundError:
-        raise _error(
+    return ExpansionSet.from_dict(
+        read_json(
             source,
-            f"the file does not exist (looked in {os.getcwd()} for relative paths).",
-            "check the path, or pass 'builtin' for the built-in expansions.",
-        ) from None
-    except OSError as exc:
-        raise _error(
-            source,
-            f"the file cannot be read ({exc.strerror or exc}).",
-            "point to a readable JSON file (not a directory) and check its permissions.",
-        ) from None
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise _error(
-            source,
-            f"the file is not valid UTF-8 (bad byte at offset {exc.start}).",
-            "save the file with UTF-8 encoding.",
-        ) from None
+            ExpansionError,
+            builtin="the built-in expansions",
+            duplicate=lambda key: _duplicate_key(source, key),
+        ),
+        source=source,
+    )
 
 
-class _DuplicateKeyError(Exception):
-    """A JSON object repeats a key (json keeps only the last, hiding a group)."""
-
-
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise _DuplicateKeyError(key)
-        data[key] = value
-    return data
-
-
-def _parse_json(text: str, source: str) -> Any:
-    try:
-        return json.loads(text, object_pairs_hook=_reject_duplicate_keys)
-    except json.JSONDecodeError as exc:
-        raise _error(
-            source,
-            f"the file is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
-            "correct the syntax there (common causes: a trailing comma, a missing comma or "
-            "quote, a comment).",
-        ) from None
-    except _DuplicateKeyError as exc:
-        key = str(exc.args[0])
-        group = key if GROUP_ID_RE.fullmatch(key) else None
-        raise _error(
-            source,
-            f"the key '{key}' appears twice in one JSON object, so one value would be lost.",
-            "keep the key once (merge the two term lists if it is a group id).",
-            group=group,
-            field="expansions" if group else key,
-        ) from None
+def _duplicate_key(source: str, key: str) -> ExpansionError:
+    group = key if GROUP_ID_RE.fullmatch(key) else None
+    return _error(
+        source,
+        duplicate_key_problem(key),
+        "keep the key once (merge the two term lists if it is a group id).",
+        group=group,
+        field="expansions" if group else key,
+    )

@@ -26,8 +26,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any, NoReturn
+
+from .jsonfile import DataFileError, json_type, parse_json, read_json
+from .words import NAME_PLACEHOLDER, content_words, shared_content_words
 
 __all__ = [
     "NAME_PLACEHOLDER",
@@ -43,7 +45,6 @@ __all__ = [
     "shared_content_words",
 ]
 
-NAME_PLACEHOLDER = "{name}"
 NEEDLE_KINDS = ("onehop", "literal")
 NEEDLE_ORDERS = ("default", "inverted")
 SCHEMA_VERSION = 1
@@ -56,87 +57,19 @@ _TOP_OPTIONAL = ("description", "names")
 _GROUP_REQUIRED = ("id", "category", "question", "keywords", "answer_cues", "needles")
 _GROUP_OPTIONAL = ("expansion_terms",)
 
-# Function words only: a stopword list that is too generous would let one-hop
-# needles quietly share meaningful words with their question.
-_STOPWORD_TEXT = """
-    a an the
-    i me my mine myself you your yours yourself he him his himself she her hers herself
-    it its itself we us our ours ourselves they them their theirs themselves
-    who whom whose which what that this these those
-    someone somebody something anyone anybody anything everyone everybody everything
-    no one none nobody nothing
-    be is am are was were been being have has had having do does did doing done
-    can cannot could will would shall should may might must ought
-    t s d ll re ve m
-    not never
-    at by for from in into of on onto to with without about above after before below
-    between during over under through since until till up down out off near next past
-    per via upon within across against among around behind beyond toward towards
-    and or but nor so yet if then than as because while when where whether also
-    very too just only even ever every each all any some such much many more most
-    there here how why
-    character characters
-"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
-_WORD_RE = re.compile(r"[^\W_]+")
-_DOUBLE_CONSONANT_RE = re.compile(r"([bcdfghjkmnpqrtvwxy])\1$")
-
-
-class NeedleSetError(ValueError):
+class NeedleSetError(DataFileError):
     """A needle set (file or mapping) is invalid.
 
     The message is one paragraph naming the file, the group id (when known), the
     field path (e.g. ``needles.onehop.inverted``) and how to fix the problem.
-
-    Attributes:
-        source: The file path, ``"builtin"`` or ``"<dict>"``; None if not given.
-        group_id: The id (or ``groups[i]`` position) of the offending group.
-        field: The field path inside the group or the top-level object.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        source: str | None = None,
-        group_id: str | None = None,
-        field: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.source = source
-        self.group_id = group_id
-        self.field = field
+    kind = "Needle set"
 
 
-def _error(
-    source: str, problem: str, fix: str, *, group: str | None = None, field: str | None = None
-) -> NeedleSetError:
-    """Build a NeedleSetError with the standard one-paragraph message."""
-    where = [f"Needle set '{source}'"]
-    if group is not None:
-        where.append(f"group '{group}'")
-    if field is not None:
-        where.append(f"field '{field}'")
-    message = f"{', '.join(where)}: {problem} Fix: {fix}"
-    return NeedleSetError(message, source=source, group_id=group, field=field)
-
-
-def _json_type(value: object) -> str:
-    """Name a Python value by its JSON type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
+_error = NeedleSetError.at
+_json_type = json_type
 
 
 @dataclass(frozen=True)
@@ -604,66 +537,6 @@ def _parse_name(ctx: _Context, value: object, path: str) -> str:
     return name
 
 
-def _stem(word: str) -> str:
-    """Reduce a lowercase word with a light, conservative suffix stripper.
-
-    Both sides of a comparison go through the same function, so over-merging only
-    makes the one-hop check stricter; it never hides a shared word.
-    """
-    stem = _strip_verbal(_strip_plural(word))
-    # "dive"/"diving", "practice"/"practices" meet at "div"/"practic".
-    if len(stem) > 3 and stem.endswith("e"):
-        stem = stem[:-1]
-    return stem
-
-
-def _strip_plural(word: str) -> str:
-    """Strip a plural or third-person -s/-es ("studies" -> "study", "boxes" -> "box")."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith("sses"):
-        return word[:-2]
-    if len(word) >= 5 and word.endswith("es") and word[:-2].endswith(("s", "x", "z", "ch", "sh")):
-        return word[:-2]
-    if len(word) >= 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def _strip_verbal(word: str) -> str:
-    """Strip -ied/-ing/-ed/-ly, keeping at least three letters of the stem."""
-    if len(word) > 4 and word.endswith("ied"):
-        return word[:-3] + "y"
-    if len(word) >= 6 and word.endswith("ing"):
-        return _undouble(word[:-3])
-    if len(word) >= 5 and word.endswith("ed"):
-        return _undouble(word[:-2])
-    if len(word) >= 6 and word.endswith("ly"):
-        return word[:-2]
-    return word
-
-
-def _undouble(stem: str) -> str:
-    """Drop a doubled final consonant left by -ing/-ed ("running" -> "run")."""
-    return stem[:-1] if _DOUBLE_CONSONANT_RE.search(stem) else stem
-
-
-def content_words(text: str) -> frozenset[str]:
-    """Return the stemmed content words of a text.
-
-    Words are runs of letters/digits (hyphenated words split), compared case-
-    insensitively; English function words, the word "character" and the
-    ``{name}`` placeholder are dropped, and each word is lightly stemmed.
-    """
-    lowered = text.casefold().replace(NAME_PLACEHOLDER, " ")
-    return frozenset(_stem(w) for w in _WORD_RE.findall(lowered) if w not in _STOPWORDS)
-
-
-def shared_content_words(question: str, needle: str) -> frozenset[str]:
-    """Return the stemmed content words that a question and a needle have in common."""
-    return content_words(question) & content_words(needle)
-
-
 @functools.cache
 def builtin_needle_set() -> NeedleSet:
     """Return the built-in needle set shipped in ``pytest_niah/data/needles.json``.
@@ -672,7 +545,7 @@ def builtin_needle_set() -> NeedleSet:
     """
     resource = resources.files("pytest_niah") / "data" / "needles.json"
     text = resource.read_text(encoding="utf-8")
-    return NeedleSet.from_dict(_parse_json(text, BUILTIN), source=BUILTIN)
+    return NeedleSet.from_dict(parse_json(text, BUILTIN, NeedleSetError), source=BUILTIN)
 
 
 def load_needle_set(path: str | os.PathLike[str] | None = None) -> NeedleSet:
@@ -689,62 +562,6 @@ def load_needle_set(path: str | os.PathLike[str] | None = None) -> NeedleSet:
     if path is None or (isinstance(path, str) and path == BUILTIN):
         return builtin_needle_set()
     source = os.fspath(path)
-    return NeedleSet.from_dict(_parse_json(_read_text(source), source), source=source)
-
-
-def _read_text(source: str) -> str:
-    try:
-        raw = Path(source).read_bytes()
-    except FileNotFoundError:
-        raise _error(
-            source,
-            f"the file does not exist (looked in {os.getcwd()} for relative paths).",
-            "check the path, or pass 'builtin' for the built-in needle set.",
-        ) from None
-    except OSError as exc:
-        raise _error(
-            source,
-            f"the file cannot be read ({exc.strerror or exc}).",
-            "point to a readable JSON file (not a directory) and check its permissions.",
-        ) from None
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise _error(
-            source,
-            f"the file is not valid UTF-8 (bad byte at offset {exc.start}).",
-            "save the file with UTF-8 encoding.",
-        ) from None
-
-
-class _DuplicateKeyError(Exception):
-    """A JSON object repeats a key (json keeps only the last, hiding typos)."""
-
-
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise _DuplicateKeyError(key)
-        data[key] = value
-    return data
-
-
-def _parse_json(text: str, source: str) -> Any:
-    try:
-        return json.loads(text, object_pairs_hook=_reject_duplicate_keys)
-    except json.JSONDecodeError as exc:
-        raise _error(
-            source,
-            f"the file is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
-            "correct the syntax there (common causes: a trailing comma, a missing comma or "
-            "quote, a comment).",
-        ) from None
-    except _DuplicateKeyError as exc:
-        key = str(exc.args[0])
-        raise _error(
-            source,
-            f"the key '{key}' appears twice in one JSON object, so one value would be lost.",
-            "keep the key once.",
-            field=key,
-        ) from None
+    return NeedleSet.from_dict(
+        read_json(source, NeedleSetError, builtin="the built-in needle set"), source=source
+    )

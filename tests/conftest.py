@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -7,6 +8,26 @@ import pytest
 
 from pytest_niah.corpus import Corpus, load_folder
 from pytest_niah.embedders import LexicalEmbedder
+
+# pytester's in-process runs (tests/plugin, tests/robustness) restore sys.modules afterwards,
+# dropping whatever the inner run imported. torch must never be imported twice in one process
+# (its C extension crashes the worker on re-import), so it is imported here, once, for every
+# test; the rest only for speed.
+for _name in ("torch", "sentence_transformers", "transformers", "safetensors.torch"):
+    importlib.import_module(_name)
+for _name in (
+    "pytest_niah.cache",
+    "pytest_niah.embedders",
+    "pytest_niah.engine",
+    "pytest_niah.summary",
+    "scipy.sparse",
+    "scipy.stats",
+    "sklearn.feature_extraction.text",
+    "sklearn.metrics",
+    "filelock",
+    "hypothesis",  # its pytest plugin imports it in every run's terminal summary
+):
+    importlib.import_module(_name)
 
 
 class TokenizerSpans:

@@ -5,50 +5,10 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from ..results import CaseResult, EffectiveLength, MetricRow, NiahResults, RetrievalRow
-from ..summary import fmt
-
-Cell = Callable[[MetricRow], str]
-
-
-def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[str, Cell]]:
-    """The per-length columns of one arm and scoring, as in ``summary.length_table``.
-
-    Args:
-        results: The results to read intervals and retrieval rows from.
-        arm: The arm of the rows the cells will format.
-        scoring: The scoring of those rows.
-
-    Returns:
-        ``(header, cell)`` pairs; ``cell`` formats one per-length row.
-    """
-    retrieval = {r.length: r for r in results.retrieval if (r.arm, r.scoring) == (arm, scoring)}
-
-    def auc_cell(row: MetricRow) -> str:
-        interval = results.interval(arm, row.length, "auc", scoring)
-        if interval is None:
-            return fmt(row.auc)
-        return f"{fmt(row.auc)} [{fmt(interval.low, 2)},{fmt(interval.high, 2)}]"
-
-    def retrieved(row: MetricRow, field: str) -> str:
-        found: RetrievalRow | None = retrieval.get(row.length)
-        return fmt(None if found is None else getattr(found, field))
-
-    return [
-        ("length", lambda r: f"{r.length}"),
-        ("norm.sim", lambda r: fmt(r.normalized)),
-        ("ratio", lambda r: fmt(r.comparative_ratio)),
-        ("AUC [95% CI]", auc_cell),
-        ("separation", lambda r: fmt(r.separation, 4)),
-        ("effect", lambda r: fmt(r.effect_size, 2)),
-        ("acc@1", lambda r: retrieved(r, "acc_at_1")),
-        ("MRR", lambda r: retrieved(r, "mrr")),
-        ("found", lambda r: f"{r.found}"),
-        ("missed", lambda r: f"{r.missed}"),
-        ("truncated", lambda r: f"{r.truncated}"),
-    ]
+from ..results import CaseResult, EffectiveLength, NiahResults
+from ..summary import length_columns
 
 
 def length_cells(results: NiahResults, arm: str, scoring: str) -> tuple[list[str], list[list[str]]]:

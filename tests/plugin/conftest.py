@@ -7,7 +7,6 @@ Helpers are fixtures, not imports: every conftest.py of this repo is a module "c
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 from collections.abc import Sequence
@@ -18,24 +17,7 @@ import pytest
 
 from pytest_niah.results import NiahResults
 
-# pytester's in-process runs restore sys.modules afterwards, dropping whatever the inner run
-# imported. Import it here once: for speed (scikit-learn), and because torch must never be
-# imported twice in one process (its C extension crashes the worker on re-import).
-for _name in (
-    "torch",
-    "sentence_transformers",
-    "pytest_niah.cache",
-    "pytest_niah.embedders",
-    "pytest_niah.engine",
-    "pytest_niah.summary",
-    "scipy.sparse",
-    "scipy.stats",
-    "sklearn.feature_extraction.text",
-    "sklearn.metrics",
-    "filelock",
-    "hypothesis",  # its pytest plugin imports it in every run's terminal summary
-):
-    importlib.import_module(_name)
+# torch & co. are imported once by tests/conftest.py (pytester runs need that).
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_CORPUS = REPO / "fixtures" / "corpus" / "tiny"

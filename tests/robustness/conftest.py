@@ -10,8 +10,6 @@ Helpers are fixtures, not imports: every conftest.py of this repo is a module "c
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import json
 import os
 import re
@@ -22,26 +20,7 @@ from pathlib import Path
 
 import pytest
 
-# pytester's in-process runs restore sys.modules afterwards, dropping whatever the inner run
-# imported. torch must never be imported twice in one process (its C extension crashes the
-# worker on re-import), so it and sentence-transformers are imported here, once.
-for _name in ("torch", "sentence_transformers", "transformers", "safetensors.torch"):
-    importlib.import_module(_name)
-# The rest only for speed; modules that other work may rename are optional.
-for _name in (
-    "pytest_niah.cache",
-    "pytest_niah.embedders",
-    "pytest_niah.engine",
-    "pytest_niah.summary",
-    "scipy.sparse",
-    "scipy.stats",
-    "sklearn.feature_extraction.text",
-    "sklearn.metrics",
-    "filelock",
-    "hypothesis",  # its pytest plugin imports it in every run's terminal summary
-):
-    with contextlib.suppress(ImportError):
-        importlib.import_module(_name)
+# torch & co. are imported once by tests/conftest.py (pytester runs need that).
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
