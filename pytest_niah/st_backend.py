@@ -251,7 +251,8 @@ class SentenceTransformerEmbedder:
             return_attention_mask=False,
             verbose=False,
         )
-        return [[(int(a), int(b)) for a, b in offsets] for offsets in encoded["offset_mapping"]]
+        # Fast tokenizers already give lists of (int, int) tuples: no per-token copy.
+        return list(encoded["offset_mapping"])
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Embed questions, with the query prompt."""
@@ -264,13 +265,14 @@ class SentenceTransformerEmbedder:
     def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
+        texts, counts = self._prepare(texts, prompt)
         kwargs = dict(self.encode_kwargs)
         if prompt:
             kwargs["prompt"] = prompt
         if len(self.devices) > 1:
             return self._encode_on_pool(list(texts), kwargs)
         if self.token_budget is not None:
-            return self._encode_by_budget(list(texts), prompt, kwargs)
+            return self._encode_by_budget(texts, counts, kwargs)
         embeddings = self.model.encode(
             list(texts),
             batch_size=self.batch_size,
@@ -279,7 +281,7 @@ class SentenceTransformerEmbedder:
             **kwargs,
         )
         if self.progress is not None:
-            self.progress(len(texts), sum(self._token_counts(texts, prompt)))
+            self.progress(len(texts), sum(counts))
         return np.asarray(embeddings, dtype=np.float32)
 
     def _encode_on_pool(self, texts: list[str], kwargs: dict[str, Any]) -> np.ndarray:
@@ -303,13 +305,12 @@ class SentenceTransformerEmbedder:
             self._pool = None
 
     def _encode_by_budget(
-        self, texts: list[str], prompt: str, kwargs: dict[str, Any]
+        self, texts: list[str], counts: list[int], kwargs: dict[str, Any]
     ) -> np.ndarray:
         """Encode length-sorted batches under ``token_budget``; rows come back in input order."""
         from .batching import token_budget_batches
 
         assert self.token_budget is not None
-        counts = self._token_counts(texts, prompt)
         batches = token_budget_batches(counts, budget=self.token_budget)
         bar = _progress_bar(len(texts)) if self.show_progress else None
         parts: list[np.ndarray] = []
@@ -337,14 +338,29 @@ class SentenceTransformerEmbedder:
         out[np.concatenate([np.asarray(b, dtype=np.intp) for b in batches])] = np.concatenate(parts)
         return out
 
-    def _token_counts(self, texts: Sequence[str], prompt: str) -> list[int]:
-        """Tokens the model reads per text (text, prompt, special tokens), capped at the window."""
-        tokenizer = self.model.tokenizer
+    def _prepare(self, texts: Sequence[str], prompt: str) -> tuple[list[str], list[int]]:
+        """The texts to hand to the model, and the tokens it reads of each (capped at the window).
+
+        sentence-transformers tokenizes a whole text and then truncates it to the window:
+        for an 8K-token haystack and a 256-token model that is ~30x more tokenizing than
+        needed. A long text is replaced by its first ``(window + margin) * 8`` characters when
+        those hold at least ``window + margin`` tokens: the model then reads exactly the same
+        first ``window`` tokens (tokenizers are local: only the cut word can change, and it
+        lies beyond the window), so the embedding is the same.
+        """
         window = int(self.model.max_seq_length or 1 << 30)
-        overhead = tokenizer.num_special_tokens_to_add(pair=False)
+        overhead = self.model.tokenizer.num_special_tokens_to_add(pair=False)
         if prompt:
             overhead += len(self._input_ids([prompt])[0])
-        return [min(len(ids) + overhead, window) for ids in self._input_ids(texts)]
+        need = window + _PREFIX_MARGIN_TOKENS
+        chars = need * _PREFIX_CHARS_PER_TOKEN
+        out = [t[:chars] if len(t) > chars else t for t in texts]
+        counts = [len(ids) for ids in self._input_ids(out)]
+        for i, text in enumerate(texts):
+            if out[i] is not text and counts[i] < need:  # dense text: keep it whole
+                out[i] = text
+                counts[i] = len(self._input_ids([text])[0])
+        return out, [min(c + overhead, window) for c in counts]
 
     def _input_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids without special tokens, in one batched call of the fast tokenizer."""
@@ -392,6 +408,11 @@ def _hash_folder(folder: Path, *, full_below: int = 16 << 20) -> str:
                 digest.update(handle.read())
     return digest.hexdigest()
 
+
+# Truncation-aware prefixes (see _prepare): tokens beyond the window that the prefix must
+# hold, and characters per token it allows for (English averages ~4.5 with BERT's tokenizer).
+_PREFIX_MARGIN_TOKENS = 64
+_PREFIX_CHARS_PER_TOKEN = 8
 
 # A plain English sentence: a real vocabulary knows most of its words.
 _PROBE = "The old sailor walked slowly along the river and thought about his family."

@@ -140,3 +140,22 @@ def test_lexical_baseline_needs_documents_first_and_is_sparse():
     assert lexical.max_tokens is None
     with pytest.raises(EmbedderError, match="lexical:tfidf"):
         LexicalEmbedder("bm99")
+
+
+def test_long_texts_embed_exactly_as_sentence_transformers_truncates_them(minilm, shared_corpus):
+    """Long texts go to the model as prefixes (less tokenizing); the vectors must not change."""
+    book = shared_corpus.books[0].text
+    texts = [
+        book[:40_000],  # ~9K tokens: sent as a prefix
+        book[1000:4000],  # just over the prefix length
+        "word " * 3000,  # long but cheap to tokenize: a prefix
+        "x" * 20_000,  # one "word": the prefix holds too few tokens, kept whole
+        "A short text.",
+    ]
+    sent, counts = minilm._prepare(texts, "")
+    assert len(sent[0]) < len(texts[0]) and len(sent[2]) < len(texts[2])
+    assert sent[3] is texts[3] and sent[4] is texts[4]
+    assert counts[:3] == [256, 256, 256] and counts[4] == 6
+    plain = minilm.model.encode(texts, batch_size=2, convert_to_numpy=True)
+    ours = minilm.encode_documents(texts)
+    np.testing.assert_allclose(ours, plain, atol=2e-6)
