@@ -45,7 +45,7 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Tokenizers keep their default (parallel) threads: that is how users run pytest-niah.
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
@@ -175,8 +175,9 @@ def grid_options(args: argparse.Namespace, *, positions: int | None = None) -> l
 
 def engine_texts(config: Any, embedder: Any) -> dict[str, Any]:
     """Build the haystacks as ``run_experiment`` does; return them and the texts it embeds."""
+    from pytest_niah.chunking import chunk_texts
     from pytest_niah.corpus import load_corpus
-    from pytest_niah.engine import chunk_texts, needle_kind, query_text
+    from pytest_niah.engine import needle_kind, query_text
     from pytest_niah.haystack import HaystackBuilder
     from pytest_niah.needles import load_needle_set
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .analysis import summarize
+from .chunking import chunk_bounds, chunk_texts  # noqa: F401 - chunk_texts: public here too
 from .config import NiahConfig
 from .corpus import Corpus, load_corpus
 from .embedders import Embedder, load_embedder
@@ -70,14 +71,6 @@ def query_text(group: NeedleGroup, arm: str, expansions: Any = None) -> str:
     from .expansions import arm_size
 
     return expansions.expand(group.question, group.id, arm_size(arm))
-
-
-def chunk_texts(text: str, spans: Sequence[tuple[int, int]], tokens: int) -> list[str]:
-    """Cut a haystack into consecutive chunks of ``tokens`` tokens (the last may be shorter)."""
-    return [
-        text[spans[start][0] : spans[min(start + tokens, len(spans)) - 1][1]]
-        for start in range(0, len(spans), tokens)
-    ]
 
 
 def run_experiment(
@@ -172,7 +165,7 @@ def _run(
     )
     max_tokens = embedder.max_tokens
     chunk_tokens = config.chunk_tokens or max_tokens or DEFAULT_CHUNK_TOKENS
-    pieces = _pieces(config, haystacks, embedder, chunk_tokens)
+    pieces, within_chunk = _pieces(config, haystacks, embedder, chunk_tokens)
 
     documents = _unique(
         [t for parts in pieces.values() for ts in parts.values() for t in ts]
@@ -188,7 +181,7 @@ def _run(
         doc_index={text: i for i, text in enumerate(documents)},
         query_index={text: i for i, text in enumerate(queries)},
     )
-    window = _Window(max_tokens, chunk_tokens)
+    window = _Window(max_tokens, within_chunk)
     out = _Collected(config.orders)
     for arm in config.arms:
         rows = [scorer.query_index[query_text(g, arm, expansions)] for g in needle_set.groups]
@@ -232,31 +225,40 @@ def _belongs(h: Haystack, arm: str) -> bool:
 
 def _pieces(
     config: NiahConfig, haystacks: Sequence[Haystack], embedder: Embedder, chunk_tokens: int
-) -> dict[str, dict[str, list[str]]]:
-    """Per haystack and scoring, the texts whose embeddings score it."""
+) -> tuple[dict[str, dict[str, list[str]]], dict[str, int]]:
+    """Per haystack and scoring, the texts that score it; needles' offsets in their chunk.
+
+    The offsets (per needle haystack id) decide the truncation flag of chunk scorings.
+    """
     chunked = any(s != "whole" for s in config.scoring)
     spans = embedder.token_spans([h.text for h in haystacks]) if chunked else None
     pieces: dict[str, dict[str, list[str]]] = {}
+    within: dict[str, int] = {}
     for i, h in enumerate(haystacks):
-        parts: dict[str, list[str]] = {}
-        chunks = chunk_texts(h.text, spans[i], chunk_tokens) if spans is not None else []
-        for scoring in config.scoring:
-            parts[scoring] = [h.text] if scoring == "whole" else chunks
-        pieces[h.id] = parts
-    return pieces
+        chunks: list[str] = []
+        if spans is not None:
+            bounds = chunk_bounds(h.text, spans[i], chunk_tokens)
+            chunks = [h.text[spans[i][a][0] : spans[i][b - 1][1]] for a, b in bounds]
+            if h.needle_offset is not None:
+                within[h.id] = next(
+                    h.needle_offset - a for a, b in bounds if a <= h.needle_offset < b
+                )
+        pieces[h.id] = {s: [h.text] if s == "whole" else chunks for s in config.scoring}
+    return pieces, within
 
 
 @dataclass(frozen=True)
 class _Window:
-    """Which needle offsets a model still reads, given how haystacks are cut."""
+    """Which needles a model still reads, given how haystacks are cut."""
 
     max_tokens: int | None
-    chunk_tokens: int
+    within_chunk: dict[str, int]
 
-    def truncated(self, offset: int, scoring: str) -> bool:
+    def truncated(self, h: Haystack, scoring: str) -> bool:
+        assert h.needle_offset is not None
         if self.max_tokens is None:
             return False
-        within = offset if scoring == "whole" else offset % self.chunk_tokens
+        within = h.needle_offset if scoring == "whole" else self.within_chunk[h.id]
         return within >= self.max_tokens
 
 
@@ -385,7 +387,7 @@ def _case(
         name=h.name or "",
         needle_offset=h.needle_offset,
         needle_tokens=h.needle_tokens,
-        truncated=window.truncated(h.needle_offset, scoring),
+        truncated=window.truncated(h, scoring),
         cos_qh=cos_qh,
         cos_qn=math.nan,
         normalized=math.nan,

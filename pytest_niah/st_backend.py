@@ -265,16 +265,28 @@ class SentenceTransformerEmbedder:
     def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        texts, counts = self._prepare(texts, prompt)
+        prepared, counts, keys = self._prepare(texts, prompt)
+        # Texts whose readable tokens are the same are one model input: encode it once.
+        # (A 256-token model reads only the shared filler of most long haystacks.)
+        first: dict[bytes, int] = {}
+        which = [first.setdefault(key, i) for i, key in enumerate(keys)]
+        unique = list(first.values())
+        rows = self._encode_inputs(
+            [prepared[i] for i in unique], [counts[i] for i in unique], prompt
+        )
+        row_of = {i: n for n, i in enumerate(unique)}
+        return rows[[row_of[i] for i in which]]
+
+    def _encode_inputs(self, texts: list[str], counts: list[int], prompt: str) -> np.ndarray:
         kwargs = dict(self.encode_kwargs)
         if prompt:
             kwargs["prompt"] = prompt
         if len(self.devices) > 1:
-            return self._encode_on_pool(list(texts), kwargs)
+            return self._encode_on_pool(texts, kwargs)
         if self.token_budget is not None:
             return self._encode_by_budget(texts, counts, kwargs)
         embeddings = self.model.encode(
-            list(texts),
+            texts,
             batch_size=self.batch_size,
             convert_to_numpy=True,
             show_progress_bar=self.show_progress,
@@ -338,8 +350,10 @@ class SentenceTransformerEmbedder:
         out[np.concatenate([np.asarray(b, dtype=np.intp) for b in batches])] = np.concatenate(parts)
         return out
 
-    def _prepare(self, texts: Sequence[str], prompt: str) -> tuple[list[str], list[int]]:
-        """The texts to hand to the model, and the tokens it reads of each (capped at the window).
+    def _prepare(
+        self, texts: Sequence[str], prompt: str
+    ) -> tuple[list[str], list[int], list[bytes]]:
+        """The texts to hand to the model, the tokens it reads of each, and what it reads.
 
         sentence-transformers tokenizes a whole text and then truncates it to the window:
         for an 8K-token haystack and a 256-token model that is ~30x more tokenizing than
@@ -347,6 +361,11 @@ class SentenceTransformerEmbedder:
         those hold at least ``window + margin`` tokens: the model then reads exactly the same
         first ``window`` tokens (tokenizers are local: only the cut word can change, and it
         lies beyond the window), so the embedding is the same.
+
+        Returns:
+            The texts (whole or prefixes), the tokens the model reads of each (prompt and
+            special tokens included, capped at the window), and a digest of the token ids
+            it reads of each text (equal digests: one model input).
         """
         window = int(self.model.max_seq_length or 1 << 30)
         overhead = self.model.tokenizer.num_special_tokens_to_add(pair=False)
@@ -355,12 +374,16 @@ class SentenceTransformerEmbedder:
         need = window + _PREFIX_MARGIN_TOKENS
         chars = need * _PREFIX_CHARS_PER_TOKEN
         out = [t[:chars] if len(t) > chars else t for t in texts]
-        counts = [len(ids) for ids in self._input_ids(out)]
+        ids = self._input_ids(out)
         for i, text in enumerate(texts):
-            if out[i] is not text and counts[i] < need:  # dense text: keep it whole
+            if out[i] is not text and len(ids[i]) < need:  # dense text: keep it whole
                 out[i] = text
-                counts[i] = len(self._input_ids([text])[0])
-        return out, [min(c + overhead, window) for c in counts]
+                ids[i] = self._input_ids([text])[0]
+        readable = max(window - overhead, 0)
+        keys = [
+            hashlib.sha256(np.asarray(x[:readable], dtype=np.int64).tobytes()).digest() for x in ids
+        ]
+        return out, [min(len(x) + overhead, window) for x in ids], keys
 
     def _input_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids without special tokens, in one batched call of the fast tokenizer."""

@@ -144,6 +144,20 @@ def split_sentences(text: str) -> tuple[str, ...]:
     return tuple(sentences)
 
 
+def sentence_starts(paragraph: str) -> list[int]:
+    """Character offsets where the sentences of one paragraph start, ``0`` first.
+
+    The rules are :func:`split_sentences`' own; the paragraph is expected with single
+    spaces (as haystacks are: sentences joined by one space).
+    """
+    starts = [0]
+    for match in _BOUNDARY_RE.finditer(paragraph):
+        end = match.end()
+        if end < len(paragraph) and _is_sentence_end(paragraph, starts[-1], match.start(), end):
+            starts.append(end)
+    return starts
+
+
 def _split_paragraph(paragraph: str) -> list[str]:
     pieces: list[str] = []
     start = 0

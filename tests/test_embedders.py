@@ -152,10 +152,31 @@ def test_long_texts_embed_exactly_as_sentence_transformers_truncates_them(minilm
         "x" * 20_000,  # one "word": the prefix holds too few tokens, kept whole
         "A short text.",
     ]
-    sent, counts = minilm._prepare(texts, "")
+    sent, counts, keys = minilm._prepare(texts, "")
+    assert len(set(keys)) == len(texts)
     assert len(sent[0]) < len(texts[0]) and len(sent[2]) < len(texts[2])
     assert sent[3] is texts[3] and sent[4] is texts[4]
     assert counts[:3] == [256, 256, 256] and counts[4] == 6
     plain = minilm.model.encode(texts, batch_size=2, convert_to_numpy=True)
     ours = minilm.encode_documents(texts)
+    np.testing.assert_allclose(ours, plain, atol=2e-6)
+
+
+def test_texts_the_model_reads_alike_are_encoded_once(minilm, shared_corpus):
+    """Two long haystacks that differ only past the window are one model input."""
+    book = shared_corpus.books[1].text[:20_000]
+    needle = " Actually, Yuki lives next to the Semper Opera House. "
+    cut = len(book) // 2  # far past the first 256 tokens
+    texts = [book, book[:cut] + needle + book[cut:], needle.strip(), book[:cut] + " The end."]
+    _, _, keys = minilm._prepare(texts, "")
+    assert keys[0] == keys[1] == keys[3] != keys[2]
+    calls = []
+    real = minilm._encode_inputs
+    minilm._encode_inputs = lambda ts, cs, p: calls.append(len(ts)) or real(ts, cs, p)
+    try:
+        ours = minilm.encode_documents(texts)
+    finally:
+        del minilm._encode_inputs
+    assert calls == [2]
+    plain = minilm.model.encode(texts, batch_size=1, convert_to_numpy=True)
     np.testing.assert_allclose(ours, plain, atol=2e-6)
