@@ -52,7 +52,9 @@ class Option:
         try:
             return self.parse(value)
         except cfg.ConfigError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
+            # argparse already starts the line with "argument --niah-x:".
+            message = str(exc).removeprefix(f"--niah-{self.name}: ")
+            raise argparse.ArgumentTypeError(message) from None
 
     def help_text(self) -> str:
         """Help with the default and where else the value can come from."""
