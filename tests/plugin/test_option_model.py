@@ -98,8 +98,8 @@ def test_the_experiment_runs_once_per_model(niah, experiments):
 
 
 def test_a_failing_experiment_is_attempted_once(niah, experiments, tmp_path):
-    # A folder that exists but holds no model fails only when loaded, at run time.
-    (tmp_path / "notes.txt").write_text("not a model", encoding="utf-8")
+    # A folder that looks like a model (config.json) but is broken fails only when loaded.
+    (tmp_path / "config.json").write_text('{"model_type": "no-such-type"}', encoding="utf-8")
     model = f"--niah-model=broken={tmp_path}"
     result = niah.run(model, "--niah-arms=literal", "--niah-lengths=128")
     result.assert_outcomes(failed=2 * 2 * 3 + 1)

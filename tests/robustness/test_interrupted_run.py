@@ -11,8 +11,9 @@ run share one embedding cache.
 2. One run gets Ctrl-C (SIGINT) half-way through its first chunk.
 3. Runs are killed with SIGKILL at seeded random points of their first chunk: after a random
    number of its forward batches plus a random fraction of the next one, so that the points
-   stay inside the embedding however loaded the machine is. As many as fit the time budget
-   (at least 5, at most 20).
+   stay inside the embedding however loaded the machine is. Twenty of them by default
+   (ROBUSTNESS_MIN_KILLS sets another number; a minimum under 20 adds kills while the time
+   budget lasts).
 4. One run is killed the moment its first transaction starts writing (the write-ahead log
    grows), and, if that left the cache empty, one more right after its commit: the cache
    ends up partly filled.
