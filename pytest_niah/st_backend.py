@@ -244,15 +244,8 @@ class SentenceTransformerEmbedder:
         """Character spans of each text's tokens (fast tokenizer offsets, no special tokens)."""
         if not texts:
             return []
-        encoded = self.model.tokenizer(
-            list(texts),
-            add_special_tokens=False,
-            return_offsets_mapping=True,
-            return_attention_mask=False,
-            verbose=False,
-        )
         # Fast tokenizers already give lists of (int, int) tuples: no per-token copy.
-        return list(encoded["offset_mapping"])
+        return list(self._tokenize(texts, return_offsets_mapping=True)["offset_mapping"])
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Embed questions, with the query prompt."""
@@ -387,14 +380,18 @@ class SentenceTransformerEmbedder:
 
     def _input_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids without special tokens, in one batched call of the fast tokenizer."""
-        encoded = self.model.tokenizer(
+        return list(self._tokenize(texts)["input_ids"])
+
+    def _tokenize(self, texts: Sequence[str], **extra: Any) -> Any:
+        """One batched call of the fast tokenizer: no special tokens, no masks."""
+        return self.model.tokenizer(
             list(texts),
             add_special_tokens=False,
             return_attention_mask=False,
             return_token_type_ids=False,
             verbose=False,
+            **extra,
         )
-        return list(encoded["input_ids"])
 
 
 def _progress_bar(total: int) -> Any:
