@@ -354,12 +354,13 @@ class HaystackBuilder:
         name: str,
         needle: str,
         needle_tokens: int,
-        first: tuple[str, int, list[Span]] | None = None,
+        first: tuple[str, int, list[Span]],
     ) -> Haystack:
+        """The needle haystack from its batch-tokenized ``first`` try, retried if it missed."""
         hid = case_id(group_id, kind, order, length, position)
         filler_tokens = length - needle_tokens
         for attempt in range(_FIT_ATTEMPTS):
-            if attempt == 0 and first is not None:
+            if attempt == 0:
                 text, needle_char, spans = first
             else:
                 text, needle_char = self._compose(
