@@ -53,6 +53,8 @@ QUICK = {"lengths": "128,1024,4096", "positions": 4, "groups": "dietary,location
 WORKER_TAG = "NIAH_BENCH_WORKER"
 RSS_TAG = "NIAH_BENCH_RSS"
 STEPS = ("a", "b", "c", "d", "e", "f")
+# pytest in a child interpreter, without writing a .pytest_cache into the bench folders.
+PYTEST = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider")
 
 REST = "rest (Python: corpus, haystack assembly, scoring, tables, bootstrap, results I/O)"
 
@@ -365,11 +367,7 @@ def measure_rss(args: argparse.Namespace, positions: int) -> dict[str, Any]:
 def pytest_run(args: argparse.Namespace, project: Path, cache_dir: Path) -> dict[str, Any]:
     """(b): the plugin, cold or warm depending on ``cache_dir``; whole wall time."""
     command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
+        *PYTEST,
         *grid_options(args),
         f"--niah-cache-dir={cache_dir}",
         "-q",
@@ -393,11 +391,7 @@ def collection(args: argparse.Namespace) -> dict[str, Any]:
         modules_file = project / "modules.json"
         env = dict(os.environ, NIAH_BENCH_MODULES=str(modules_file))
         command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
+            *PYTEST,
             "--collect-only",
             "-q",
             f"--niah-model={args.model}",

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -156,6 +157,20 @@ class Niah:
         return {
             length: row["gate"] for length, row in self.tables(result, label)[arm]["rows"].items()
         }
+
+    @staticmethod
+    def without_comparisons(result: pytest.RunResult) -> SimpleNamespace:
+        """The output without the ``LABEL versus ...`` tables, for the summary-table helpers."""
+        kept, skipping = [], False
+        for line in result.outlines:
+            if re.match(r"\S+ versus .*:$", line):
+                skipping = True
+                continue
+            if skipping and line.startswith("  "):
+                continue
+            skipping = False
+            kept.append(line)
+        return SimpleNamespace(outlines=kept)
 
 
 @pytest.fixture

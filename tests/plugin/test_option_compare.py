@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
 import pytest
 
@@ -19,22 +18,8 @@ def saved_file(niah, name: str, label: str | None = None):
     return niah.pytester.path / ".niah" / "runs" / run_key(label, machine_info()) / f"{name}.json"
 
 
-def without_comparisons(result: pytest.RunResult) -> SimpleNamespace:
-    """The output without the ``LABEL versus ...`` tables, for the summary-table helpers."""
-    kept, skipping = [], False
-    for line in result.outlines:
-        if re.match(r"\S+ versus .*:$", line):
-            skipping = True
-            continue
-        if skipping and line.startswith("  "):
-            continue
-        skipping = False
-        kept.append(line)
-    return SimpleNamespace(outlines=kept)
-
-
 def gates(niah, result: pytest.RunResult, arm: str, label: str | None = None) -> dict[int, str]:
-    return niah.gates(without_comparisons(result), arm, label)
+    return niah.gates(niah.without_comparisons(result), arm, label)
 
 
 def comparison(result: pytest.RunResult, label: str) -> tuple[str, list[dict[str, str]]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from types import SimpleNamespace
 
 import pytest
 
@@ -14,20 +13,6 @@ WORSE_PET_01 = {
     "default": "Every morning, {name} walks a hound around the block.",
     "inverted": "A hound is walked around the block by {name} every morning.",
 }
-
-
-def without_comparisons(result: pytest.RunResult) -> SimpleNamespace:
-    """The output without the ``LABEL versus ...`` tables, for the summary-table helpers."""
-    kept, skipping = [], False
-    for line in result.outlines:
-        if re.match(r"\S+ versus .*:$", line):
-            skipping = True
-            continue
-        if skipping and line.startswith("  "):
-            continue
-        skipping = False
-        kept.append(line)
-    return SimpleNamespace(outlines=kept)
 
 
 def failed_gates(result: pytest.RunResult) -> dict[str, str]:
@@ -82,7 +67,7 @@ def test_a_regression_fails_the_gates_of_the_lengths_it_hit(niah, pets):
             "95% CI of the change [" in message
         )
         assert "> allowed 0.050 (5% of 1.000)" in message
-    gates = niah.gates(without_comparisons(result), "literal")
+    gates = niah.gates(niah.without_comparisons(result), "literal")
     assert set(gates) == {128, 256}
     for length, cell in gates.items():
         assert cell.startswith(f"FAIL: comparative ratio at {length} tokens (literal, whole) fell")
@@ -91,7 +76,7 @@ def test_a_regression_fails_the_gates_of_the_lengths_it_hit(niah, pets):
 def test_a_drop_within_the_allowance_passes(niah, pets):
     result = run_worse(niah, pets, "--niah-compare-fail=ratio:30%")
     result.assert_outcomes(passed=2 + 2 * 6, xfailed=2 * 6)
-    assert niah.gates(without_comparisons(result), "literal") == {128: "pass", 256: "pass"}
+    assert niah.gates(niah.without_comparisons(result), "literal") == {128: "pass", 256: "pass"}
 
 
 def test_an_absolute_allowance_below_the_drop_fails(niah, pets):
@@ -104,7 +89,7 @@ def test_only_the_named_metrics_are_gated(niah, pets):
     """The comparative ratio fell by 0.25, but only AUC is gated, with room for that."""
     result = run_worse(niah, pets, "--niah-compare-fail=auc:0.5")
     result.assert_outcomes(passed=2 + 2 * 6, xfailed=2 * 6)
-    assert niah.gates(without_comparisons(result), "literal") == {128: "pass", 256: "pass"}
+    assert niah.gates(niah.without_comparisons(result), "literal") == {128: "pass", 256: "pass"}
 
 
 def test_compare_fail_adds_to_the_threshold_gates(niah, pets):
