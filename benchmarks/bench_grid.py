@@ -117,7 +117,7 @@ def _run_child(command: list[str], **kwargs: Any) -> tuple[dict[str, float], Any
 def _forget_corpus() -> None:
     """Drop the package's in-process corpus cache, so each run pays corpus loading as a new
     process would (the folder loader memoizes books by path, size and mtime)."""
-    from pytest_niah import corpus
+    from pytest_niah.inputs import corpus
 
     reader = getattr(corpus, "_read_stamped", None)
     if reader is not None and hasattr(reader, "cache_clear"):
@@ -150,7 +150,7 @@ class _Timed:
 
 def grid_config(args: argparse.Namespace, **changes: Any) -> Any:
     """The NiahConfig of the grid under test (everything else at its default)."""
-    from pytest_niah.config import NiahConfig
+    from pytest_niah.config.niah import NiahConfig
 
     values: dict[str, Any] = {
         "model": args.model,
@@ -177,16 +177,16 @@ def grid_options(args: argparse.Namespace, *, positions: int | None = None) -> l
 
 def engine_texts(config: Any, embedder: Any) -> dict[str, Any]:
     """Build the haystacks as ``run_experiment`` does; return them and the texts it embeds."""
-    from pytest_niah.chunking import chunk_texts
-    from pytest_niah.corpus import load_corpus
-    from pytest_niah.engine import needle_kind, query_text
-    from pytest_niah.haystack import HaystackBuilder
-    from pytest_niah.needles import load_needle_set
+    from pytest_niah.haystacks.chunking import chunk_texts
+    from pytest_niah.haystacks.builder import HaystackBuilder
+    from pytest_niah.experiment import needle_kind, query_text
+    from pytest_niah.inputs.corpus import load_corpus
+    from pytest_niah.inputs.needles import load_needle_set
 
     needle_set = load_needle_set(config.needles).select(config.groups or None)
     expansions = None
     if any(a.startswith("expand") for a in config.arms):
-        from pytest_niah.expansions import load_expansions
+        from pytest_niah.inputs.expansions import load_expansions
 
         expansions = load_expansions(config.expansions)
     corpus = load_corpus(config.corpus)
@@ -230,7 +230,7 @@ def engine_texts(config: Any, embedder: Any) -> dict[str, Any]:
 def _results_cache_supported() -> bool:
     import inspect
 
-    from pytest_niah.engine import run_experiment
+    from pytest_niah.experiment import run_experiment
 
     return "results_cache" in inspect.signature(run_experiment).parameters
 
@@ -243,8 +243,8 @@ def timed_run(
     Where the engine has a results cache, it lives beside the embedding cache (as the
     plugin's session puts it) unless ``results_cache`` is false.
     """
-    from pytest_niah.cache import CachingEmbedder, EmbeddingCache
-    from pytest_niah.engine import run_experiment
+    from pytest_niah.embed.cache import CachingEmbedder, EmbeddingCache
+    from pytest_niah.experiment import run_experiment
 
     _forget_corpus()
     timed_inner = _Timed(inner)
@@ -280,7 +280,7 @@ def timed_run(
 
 def load_inner(config: Any) -> tuple[Any, float, float]:
     """The engine's embedder for ``config``, loaded; (embedder, load s, fingerprint s)."""
-    from pytest_niah.embedders import load_embedder
+    from pytest_niah.embed.embedders import load_embedder
 
     embedder = load_embedder(config)
     load_s, _ = _timed(lambda: embedder.model)
@@ -728,7 +728,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "a" not in args.skip or "d" not in args.skip:
             from sentence_transformers import SentenceTransformer
 
-            from pytest_niah.embedders import resolve_model_name
+            from pytest_niah.embed.embedders import resolve_model_name
 
             device = inner.devices[0] if inner.devices else "cpu"
             m["load_fresh"], model = _timed(

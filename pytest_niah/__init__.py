@@ -15,30 +15,36 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "NiahConfig": "config",
-    "ConfigError": "config",
-    "Thresholds": "config",
-    "run_experiment": "engine",
-    "NiahResults": "results",
-    "CaseResult": "results",
-    "MetricRow": "results",
-    "load_needle_set": "needles",
-    "NeedleSet": "needles",
-    "load_corpus": "corpus",
-    "load_embedder": "embedders",
-    "SentenceTransformerEmbedder": "embedders",
-    "LexicalEmbedder": "embedders",
+    "NiahConfig": "config.niah",
+    "ConfigError": "errors",
+    "NiahError": "errors",
+    "Thresholds": "config.niah",
+    "run_experiment": "experiment",
+    "NiahResults": "results.niah_results",
+    "CaseResult": "results.niah_results",
+    "MetricRow": "results.niah_results",
+    "load_needle_set": "inputs.needles",
+    "NeedleSet": "inputs.needles",
+    "load_corpus": "inputs.corpus",
+    "load_embedder": "embed.embedders",
+    "SentenceTransformerEmbedder": "embed.embedders",
+    "LexicalEmbedder": "embed.embedders",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import ConfigError, NiahConfig, Thresholds
-    from .corpus import load_corpus
-    from .embedders import LexicalEmbedder, SentenceTransformerEmbedder, load_embedder
-    from .engine import run_experiment
-    from .needles import NeedleSet, load_needle_set
-    from .results import CaseResult, MetricRow, NiahResults
+    from pytest_niah.config.niah import NiahConfig, Thresholds
+    from pytest_niah.embed.embedders import (
+        LexicalEmbedder,
+        SentenceTransformerEmbedder,
+        load_embedder,
+    )
+    from pytest_niah.errors import ConfigError, NiahError
+    from pytest_niah.experiment import run_experiment
+    from pytest_niah.inputs.corpus import load_corpus
+    from pytest_niah.inputs.needles import NeedleSet, load_needle_set
+    from pytest_niah.results.niah_results import CaseResult, MetricRow, NiahResults
 
 
 def __getattr__(name: str) -> Any:
@@ -47,4 +53,4 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'pytest_niah' has no attribute {name!r}")
     from importlib import import_module
 
-    return getattr(import_module(f".{module}", __name__), name)
+    return getattr(import_module(f"pytest_niah.{module}"), name)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.corpus import Corpus, load_folder
-from pytest_niah.embedders import LexicalEmbedder
+from pytest_niah.embed.embedders import LexicalEmbedder
+from pytest_niah.inputs.corpus import Corpus, load_folder
 
 # pytester's in-process runs (tests/plugin, tests/robustness) restore sys.modules afterwards,
 # dropping whatever the inner run imported. torch must never be imported twice in one process
@@ -16,10 +16,10 @@ from pytest_niah.embedders import LexicalEmbedder
 for _name in ("torch", "sentence_transformers", "transformers", "safetensors.torch"):
     importlib.import_module(_name)
 for _name in (
-    "pytest_niah.cache",
-    "pytest_niah.embedders",
-    "pytest_niah.engine",
-    "pytest_niah.summary",
+    "pytest_niah.embed.cache",
+    "pytest_niah.embed.embedders",
+    "pytest_niah.experiment",
+    "pytest_niah.report.terminal",
     "scipy.sparse",
     "scipy.stats",
     "sklearn.feature_extraction.text",

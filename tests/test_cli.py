@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from pytest_niah import NiahConfig, run_experiment
-from pytest_niah.__main__ import main
-from pytest_niah.results import NiahResults
+from pytest_niah.cli import main
+from pytest_niah.results.niah_results import NiahResults
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..results import NiahResults
-from .tables import cases_csv, summary_markdown
+from pytest_niah.report.tables import cases_csv, summary_markdown
+from pytest_niah.results.niah_results import NiahResults
 
 __all__ = ["check_labels", "default_labels", "summary_markdown", "write_report"]
 
@@ -45,8 +45,8 @@ def write_report(
         ValueError: no results, or labels that do not match them one to one.
         MatplotlibMissingError: matplotlib is not installed.
     """
-    from .figures import render_figures
-    from .html import render_html
+    from pytest_niah.report.figures import render_figures
+    from pytest_niah.report.html import render_html
 
     runs = list(results)
     names = check_labels(runs, labels)

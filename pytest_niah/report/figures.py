@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..results import MetricRow, NiahResults
+from pytest_niah.results.niah_results import MetricRow, NiahResults
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

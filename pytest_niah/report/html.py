@@ -6,10 +6,10 @@ import base64
 from collections.abc import Sequence
 from html import escape
 
-from ..results import NiahResults
-from ..summary import fmt
-from .figures import FigureSpec
-from .tables import effective_length_text, length_cells, window_text
+from pytest_niah.report.figures import FigureSpec
+from pytest_niah.report.tables import effective_length_text, length_cells, window_text
+from pytest_niah.report.terminal import fmt
+from pytest_niah.results.niah_results import NiahResults
 
 CSS = """
 body { margin: 0; background: #f6f7f9; color: #1d2330;

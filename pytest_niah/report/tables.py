@@ -7,8 +7,8 @@ import dataclasses
 import io
 from collections.abc import Sequence
 
-from ..results import CaseResult, EffectiveLength, NiahResults
-from ..summary import length_columns
+from pytest_niah.report.terminal import length_columns
+from pytest_niah.results.niah_results import CaseResult, EffectiveLength, NiahResults
 
 
 def length_cells(results: NiahResults, arm: str, scoring: str) -> tuple[list[str], list[list[str]]]:

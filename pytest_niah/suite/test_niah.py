@@ -10,9 +10,9 @@ import math
 
 import pytest
 
-from pytest_niah.grid import CaseParam, GateParam
-from pytest_niah.results import NiahResults
-from pytest_niah.session import NiahRunError, NiahSession
+from pytest_niah.haystacks.grid import CaseParam, GateParam
+from pytest_niah.plugin.session import NiahRunError, NiahSession
+from pytest_niah.results.niah_results import NiahResults
 
 pytestmark = pytest.mark.niah
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_niah.session import NiahRunError, NiahSession
-from pytest_niah.snapshots import extension_for, metric_table, model_dir
+from pytest_niah.plugin.session import NiahRunError, NiahSession
+from pytest_niah.results.snapshots import extension_for, metric_table, model_dir
 
 pytestmark = pytest.mark.niah
 

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_niah.results import NiahResults
+from pytest_niah.results.niah_results import NiahResults
 
 # torch & co. are imported once by tests/conftest.py (pytester runs need that).
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pytest_niah.needles import builtin_needle_set
+from pytest_niah.inputs.needles import builtin_needle_set
 
 CASE_ID = re.compile(r"^[a-z]+-\d\d-(onehop|literal)-(default|inverted)-L\d+-p\d\d$")
 GATE_ID = re.compile(r"^gate-(onehop|literal)-L\d+$")

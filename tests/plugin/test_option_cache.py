@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from pytest_niah.cache import CACHE_FILE, EmbeddingCache
+from pytest_niah.embed.cache import CACHE_FILE, EmbeddingCache
 
 LITERAL = ("--niah-arms=literal", "--niah-lengths=128")
 PASSED = 2 * 1 * 2 * 1 * 3 + 1  # the literal cases of the tiny grid at one length, one gate

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pytest_niah.storage import machine_info, run_key
+from pytest_niah.results.storage import machine_info, run_key
 
 # The literal arm alone: every case passes, every metric is defined at both lengths.
 LITERAL = ("--niah-arms=literal",)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_niah.needles import builtin_needle_set
+from pytest_niah.inputs.needles import builtin_needle_set
 
 
 def _groups(niah, result):

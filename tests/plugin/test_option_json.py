@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from pytest_niah.results import NiahResults
+from pytest_niah.results.niah_results import NiahResults
 
 
 def _cell(value: float, digits: int = 3) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import pytest_niah.engine
+import pytest_niah.experiment
 
 TWO = ("--niah-model=a=lexical:tfidf", "--niah-model=b=lexical:tfidf")
 
@@ -81,13 +81,13 @@ def test_remote_code_model_without_the_flag_is_a_usage_error(niah):
 def experiments(monkeypatch):
     """Labels of the models whose experiment really ran (in-process runs only)."""
     calls = []
-    real = pytest_niah.engine.run_experiment
+    real = pytest_niah.experiment.run_experiment
 
     def counted(config, **kwargs):
         calls.append(config.model)
         return real(config, **kwargs)
 
-    monkeypatch.setattr(pytest_niah.engine, "run_experiment", counted)
+    monkeypatch.setattr(pytest_niah.experiment, "run_experiment", counted)
     return calls
 
 

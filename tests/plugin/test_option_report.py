@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from pytest_niah.results import NiahResults
+from pytest_niah.results.niah_results import NiahResults
 
 LITERAL = ("--niah-arms=literal",)
 FILES = {"report.html", "cases.csv", "summary.md", "results.json"}

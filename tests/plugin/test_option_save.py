@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.storage import RUN_SCHEMA_VERSION, load_run, machine_info, run_key
+from pytest_niah.results.storage import RUN_SCHEMA_VERSION, load_run, machine_info, run_key
 
 # The tiny grid with the literal arm only: every case passes, quickly.
 LITERAL = ("--niah-arms=literal", "--niah-lengths=128,256")

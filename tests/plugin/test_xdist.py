@@ -9,12 +9,12 @@ import pytest
 pytest.importorskip("xdist")
 
 # Counts, per process, how often the experiment really runs (the session module imports
-# run_experiment from pytest_niah.engine at call time, so patching the module works).
+# run_experiment from pytest_niah.experiment at call time, so patching the module works).
 COUNTER = """
 import os
 from pathlib import Path
 
-import pytest_niah.engine as engine
+import pytest_niah.experiment as engine
 
 _real = engine.run_experiment
 

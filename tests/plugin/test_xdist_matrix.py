@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_niah import NiahConfig, run_experiment
-from pytest_niah.storage import load_run, machine_info, run_key
+from pytest_niah.results.storage import load_run, machine_info, run_key
 
 pytest.importorskip("xdist")
 pytest.importorskip("syrupy")

@@ -185,7 +185,7 @@ MINILM_TOKENIZER_FILES = (
 
 def minilm_dir() -> Path:
     """The packaged all-MiniLM-L6-v2 folder."""
-    from pytest_niah.models import resolve_model_name
+    from pytest_niah.embed.models import resolve_model_name
 
     return Path(resolve_model_name(MINILM))
 

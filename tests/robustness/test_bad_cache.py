@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_niah.cache import CacheError, EmbeddingCache
+from pytest_niah.embed.cache import CacheError, EmbeddingCache
 
 MINILM = "packaged-minilm"
 NO_CACHE_FIX = "or run without the cache (--niah-no-cache)"
@@ -213,7 +213,7 @@ def test_results_folder_in_the_way_is_named(niah_run):
 
 
 def test_binary_results_file_through_the_api(tmp_path):
-    from pytest_niah.results import NiahResults, ResultsError
+    from pytest_niah.results.niah_results import NiahResults, ResultsError
 
     path = tmp_path / "results.json"
     path.write_bytes(b"\xff\xfe\x00garbage")

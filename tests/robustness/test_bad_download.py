@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.corpus import CorpusError, load_corpus
+from pytest_niah.inputs.corpus import CorpusError, load_corpus
 
 try:
-    from pytest_niah.gutenberg import gutenberg_books
+    from pytest_niah.inputs.gutenberg import gutenberg_books
 except ImportError:  # pragma: no cover - before corpus.py was split
-    from pytest_niah.corpus import gutenberg_books  # type: ignore[attr-defined,no-redef]
+    from pytest_niah.inputs.corpus import gutenberg_books  # type: ignore[attr-defined,no-redef]
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from pytest_niah import NiahConfig, NiahResults, run_experiment
-from pytest_niah.cache import CachingEmbedder, EmbeddingCache
-from pytest_niah.embedders import Embedder
-from pytest_niah.needles import builtin_needle_set
+from pytest_niah.embed.cache import CachingEmbedder, EmbeddingCache
+from pytest_niah.embed.embedders import Embedder
+from pytest_niah.inputs.needles import builtin_needle_set
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
@@ -149,7 +149,7 @@ def test_nan_rows_are_never_cached(tmp_path):
 
 
 def test_wrong_number_of_rows_names_the_model():
-    from pytest_niah.engine import EmbeddingError
+    from pytest_niah.experiment import EmbeddingError
 
     class Short(FakeEmbedder):
         name = "short-model"

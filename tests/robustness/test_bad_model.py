@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_niah import NiahConfig, load_embedder, run_experiment
-from pytest_niah.models import EmbedderError
+from pytest_niah.embed.models import EmbedderError
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"

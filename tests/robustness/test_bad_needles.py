@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_niah import NiahConfig, load_needle_set, run_experiment
-from pytest_niah.embedders import LexicalEmbedder
-from pytest_niah.needles import NeedleSetError
+from pytest_niah.embed.embedders import LexicalEmbedder
+from pytest_niah.inputs.needles import NeedleSetError
 
 REPO = Path(__file__).resolve().parents[2]
 NEEDLES = REPO / "fixtures" / "robustness" / "needles"
@@ -180,7 +180,7 @@ def test_custom_needle_longer_than_the_haystack(niah_run):
 
 
 def test_custom_needle_longer_than_the_haystack_through_the_api():
-    from pytest_niah.haystack import HaystackError
+    from pytest_niah.haystacks.builder import HaystackError
 
     config = NiahConfig(
         model="lexical:tfidf",

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from pytest_niah import ConfigError, NiahConfig
-from pytest_niah.config import parse_thresholds
+from pytest_niah.config.niah import parse_thresholds
 
 # (argument, option named in the error, fix in the error)
 BAD_VALUES = [

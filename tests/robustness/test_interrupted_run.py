@@ -20,7 +20,7 @@ run share one embedding cache.
 5. A run to completion must pass, embed exactly the texts the cache is missing, and write
    results equal to the reference's.
 
-After every interruption the cache must open with :class:`~pytest_niah.cache.EmbeddingCache`
+After every interruption the cache must open with :class:`~pytest_niah.embed.cache.EmbeddingCache`
 and pass ``PRAGMA integrity_check``; every vector in it must equal the reference run's.
 
 The points are observed, not guessed: an observer plugin (``-p``, outside the project folder;
@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_niah.cache import EmbeddingCache
+from pytest_niah.embed.cache import EmbeddingCache
 
 pytestmark = [
     pytest.mark.slow,
@@ -87,7 +87,7 @@ OBSERVER_SOURCE = textwrap.dedent(
     def pytest_configure(config):
         from sentence_transformers import SentenceTransformer
 
-        from pytest_niah.embedders import SentenceTransformerEmbedder
+        from pytest_niah.embed.embedders import SentenceTransformerEmbedder
 
         out = os.environ["ROBUSTNESS_OBSERVER_OUT"]
         for name in ("encode_documents", "encode_queries"):

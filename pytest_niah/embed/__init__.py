@@ -1,0 +1,1 @@
+"""Embedding: model names and loading, the embedders, batching and the embedding cache."""

@@ -1,0 +1,188 @@
+"""The one error family of pytest-niah, and its warnings.
+
+Every error raised on purpose is a :class:`NiahError`: a problem that names the input
+(an option, a file, a model, a folder) and a ``hint`` that says how to fix it. The plugin
+turns any of them into one usage error before the run, or one stop of the session during
+it, and never catches anything broader. Subclasses say which stage of the pipeline failed::
+
+    NiahError
+    ├── ConfigError        an option or config value
+    ├── InputError         needle sets, expansion sets, books
+    │   ├── DataFileError  a JSON data file (file, group, field)
+    │   │   ├── NeedleSetError
+    │   │   └── ExpansionError
+    │   └── CorpusError
+    ├── BuildError         haystacks cannot be built (HaystackError)
+    ├── ModelError         a model cannot be loaded or used (EmbedderError, EmbeddingError)
+    ├── CacheError         the embedding or results cache
+    ├── ResultsError       a results, saved-run or baseline file
+    ├── CompareError       a comparison that cannot be made
+    └── OutputError        a file or folder the run writes
+
+This module imports nothing: every layer may use it.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+__all__ = [
+    "BuildError",
+    "CacheError",
+    "CompareError",
+    "ConfigError",
+    "CorpusError",
+    "DataFileError",
+    "EmbedderError",
+    "EmbeddingError",
+    "ExpansionError",
+    "HaystackError",
+    "InputError",
+    "ModelError",
+    "NeedleSetError",
+    "NiahCacheWarning",
+    "NiahError",
+    "NiahWarning",
+    "OutputError",
+    "ResultsError",
+]
+
+
+class NiahError(Exception):
+    """A problem pytest-niah reports in one message: what is wrong, then how to fix it.
+
+    Args:
+        problem: What is wrong, naming the input (option, file, model, folder).
+        hint: The fix, as an instruction; empty when ``problem`` already says it.
+
+    Attributes:
+        problem: As given.
+        hint: As given.
+    """
+
+    def __init__(self, problem: str, hint: str = "") -> None:
+        super().__init__(problem, hint)
+        self.problem = problem
+        self.hint = hint
+
+    def __str__(self) -> str:
+        if not self.hint:
+            return self.problem
+        end = "" if self.problem.endswith((".", "!", "?", ":")) else "."
+        return f"{self.problem}{end} Fix: {self.hint}"
+
+
+_D = TypeVar("_D", bound="DataFileError")
+
+
+class ConfigError(NiahError):
+    """An option or config value is invalid."""
+
+
+class InputError(NiahError):
+    """An input of the experiment (needle set, expansion set, books) cannot be used."""
+
+
+class DataFileError(InputError):
+    """A JSON data file (or mapping) is invalid.
+
+    Attributes:
+        source: The file path, ``"builtin"`` or ``"<dict>"``; None if not given.
+        group_id: The id (or ``groups[i]`` position) of the offending group, if any.
+        field: The JSON path inside the file, if any.
+    """
+
+    kind = "Data file"
+
+    def __init__(
+        self,
+        problem: str,
+        hint: str = "",
+        *,
+        source: str | None = None,
+        group_id: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(problem, hint)
+        self.source = source
+        self.group_id = group_id
+        self.field = field
+
+    @classmethod
+    def at(
+        cls: type[_D],
+        source: str,
+        problem: str,
+        fix: str,
+        *,
+        group: str | None = None,
+        field: str | None = None,
+    ) -> _D:
+        """The standard message: where (file, group, field), the problem, then the fix."""
+        where = [f"{cls.kind} '{source}'"]
+        if group is not None:
+            where.append(f"group '{group}'")
+        if field is not None:
+            where.append(f"field '{field}'")
+        message = f"{', '.join(where)}: {problem}"
+        return cls(message, fix, source=source, group_id=group, field=field)
+
+
+class NeedleSetError(DataFileError):
+    """A needle set (file or mapping) is invalid."""
+
+    kind = "Needle set"
+
+
+class ExpansionError(DataFileError):
+    """An expansion set (file or mapping) is invalid."""
+
+    kind = "Expansion set"
+
+
+class CorpusError(InputError):
+    """A corpus could not be found, read, downloaded or verified."""
+
+
+class BuildError(NiahError):
+    """The grid's haystacks cannot be built from these inputs."""
+
+
+class HaystackError(BuildError):
+    """A haystack cannot be built from this corpus, needle set and tokenizer."""
+
+
+class ModelError(NiahError):
+    """A model cannot be loaded, or what it returned cannot be used."""
+
+
+class EmbedderError(ModelError):
+    """A model could not be loaded or used; the message names the model."""
+
+
+class EmbeddingError(ModelError):
+    """The model returned embeddings that cannot be scored."""
+
+
+class CacheError(NiahError):
+    """The embedding or results cache cannot be used; the message names the file."""
+
+
+class ResultsError(NiahError):
+    """A results, saved-run or baseline file cannot be read."""
+
+
+class CompareError(NiahError):
+    """Two runs cannot be compared, or a comparison expression is invalid."""
+
+
+class OutputError(NiahError):
+    """A file or folder the run writes cannot be written."""
+
+
+class NiahWarning(UserWarning):
+    """Something the run worked around; the message says what it lost."""
+
+
+class NiahCacheWarning(NiahWarning):
+    """A cache could not be used; the run goes on without it."""

@@ -1,0 +1,1 @@
+"""Measuring: the study's metrics, their bootstrap intervals and the retrieval view."""

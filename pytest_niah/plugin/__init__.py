@@ -1,0 +1,1 @@
+"""The pytest face of pytest-niah: hooks, fixtures and the per-run session."""

@@ -1,0 +1,1 @@
+"""Results: the results object, saved runs, comparisons with a baseline, and snapshots."""

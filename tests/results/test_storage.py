@@ -1,0 +1,263 @@
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from pytest_niah.config.niah import NiahConfig
+from pytest_niah.experiment import run_experiment
+from pytest_niah.results.niah_results import NiahResults, ResultsError
+from pytest_niah.results.storage import (
+    RUN_SCHEMA_VERSION,
+    commit_info,
+    default_store_dir,
+    load_run,
+    machine_info,
+    resolve_run,
+    run_key,
+    save_run,
+)
+
+LABEL = "lexical:tfidf"
+SAVED_AT = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def results(shared_corpus_dir) -> NiahResults:
+    config = NiahConfig(
+        model="lexical:tfidf",
+        corpus=str(shared_corpus_dir),
+        groups=("dietary-01", "medical-02", "vehicle-03"),
+        lengths=(128,),
+        positions=3,
+        arms=("literal",),
+        bootstrap=0,
+    )
+    return run_experiment(config)
+
+
+@pytest.fixture
+def no_outer_repo(tmp_path, monkeypatch) -> Path:
+    """tmp_path, with git kept from finding a checkout above it."""
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    return tmp_path
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def make_repo(path: Path) -> str:
+    """A git repo at ``path`` on branch ``trunk`` with one commit; returns the commit id."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+    git(path, "symbolic-ref", "HEAD", "refs/heads/trunk")
+    (path / "README").write_text("hello\n")
+    git(path, "add", "README")
+    git(path, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "first")
+    return git(path, "rev-parse", "HEAD")
+
+
+# -- machine and commit ----------------------------------------------------------------------
+
+
+def test_machine_info_names_this_machine_as_strings():
+    info = machine_info()
+    for key in ("node", "system", "release", "machine", "python_implementation"):
+        assert key in info
+    assert info["python_version"].count(".") == 2
+    assert int(info["cpu_count"]) >= 1
+    assert all(isinstance(v, str) for v in info.values())
+
+
+def test_run_key_is_a_safe_model_folder_then_machine_folder():
+    machine = {
+        "system": "Linux",
+        "machine": "x86_64",
+        "python_implementation": "CPython",
+        "python_version": "3.11.7",
+    }
+    assert run_key("packaged-minilm", machine) == "packaged-minilm/Linux-x86_64-cp311"
+    assert run_key("lexical:tfidf", machine) == "lexical-tfidf/Linux-x86_64-cp311"
+    # A hub name's slash must not add a folder level.
+    assert run_key("org/My Model", machine) == "org-My-Model/Linux-x86_64-cp311"
+    pypy = {**machine, "python_implementation": "PyPy", "python_version": "3.10.14"}
+    assert run_key("m", pypy) == "m/Linux-x86_64-pp310"
+    assert run_key("m", {}) == "m/unknown-unknown-py"
+
+
+def test_default_store_dir(tmp_path):
+    assert default_store_dir(tmp_path) == tmp_path / ".niah" / "runs"
+
+
+def test_commit_info_in_a_git_repo(no_outer_repo):
+    repo = no_outer_repo / "repo"
+    sha = make_repo(repo)
+    info = commit_info(repo)
+    assert info == {"id": sha, "branch": "trunk", "dirty": False}
+    assert re.fullmatch(r"[0-9a-f]{40}", str(info["id"]))
+    # Untracked files (saved runs, reports) do not count; a changed tracked file does.
+    (repo / "new.txt").write_text("untracked\n")
+    assert commit_info(repo)["dirty"] is False
+    (repo / "README").write_text("changed\n")
+    assert commit_info(repo)["dirty"] is True
+    # From a subfolder, git finds the checkout above it.
+    (repo / "sub").mkdir()
+    assert commit_info(repo / "sub")["id"] == sha
+
+
+def test_commit_info_is_empty_outside_a_repo_and_never_raises(no_outer_repo, monkeypatch):
+    assert commit_info(no_outer_repo) == {}
+    assert commit_info(no_outer_repo / "missing-folder") == {}
+    empty = no_outer_repo / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    assert commit_info(empty) == {}, "a repo without a commit has no commit to record"
+    monkeypatch.setenv("PATH", str(no_outer_repo / "no-bin"))
+    assert commit_info(no_outer_repo) == {}, "git missing"
+
+
+# -- save, resolve, load -----------------------------------------------------------------------
+
+
+def test_save_resolve_load_round_trip(results, tmp_path):
+    store = tmp_path / "runs"
+    path = save_run(results, "baseline", store=store, label=LABEL, now=SAVED_AT)
+    assert path == store / run_key(LABEL, machine_info()) / "baseline.json"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["baseline.json"], "no temp files"
+    assert resolve_run("baseline", store=store, label=LABEL) == path
+
+    meta, loaded = load_run(path)
+    assert loaded.to_json() == results.to_json()
+    assert meta["run_schema_version"] == RUN_SCHEMA_VERSION
+    assert (meta["name"], meta["label"]) == ("baseline", LABEL)
+    assert meta["saved_at"] == "2024-01-02T03:04:05+00:00"
+    assert meta["machine"] == machine_info()
+    assert "commit" in meta and "results" not in meta
+
+
+def test_saving_a_name_again_replaces_the_run(results, tmp_path):
+    first = save_run(results, "b", store=tmp_path, label=LABEL, now=SAVED_AT)
+    later = datetime(2025, 6, 1, tzinfo=timezone.utc)
+    second = save_run(results, "b", store=tmp_path, label=LABEL, now=later)
+    assert first == second
+    assert load_run(second)[0]["saved_at"].startswith("2025-06-01")
+
+
+def test_saved_run_records_the_commit_of_the_project_it_lives_in(
+    results, no_outer_repo, monkeypatch
+):
+    repo = no_outer_repo / "project"
+    sha = make_repo(repo)
+    monkeypatch.chdir(no_outer_repo)  # the commit comes from the store, not the cwd
+    path = save_run(results, "base", store=default_store_dir(repo), label=LABEL)
+    commit = load_run(path)[0]["commit"]
+    assert commit["id"] == sha
+    assert commit["branch"] == "trunk"
+
+
+def test_saved_at_defaults_to_now_in_utc(results, tmp_path):
+    path = save_run(results, "now", store=tmp_path, label=LABEL)
+    saved = datetime.fromisoformat(load_run(path)[0]["saved_at"])
+    assert saved.utcoffset().total_seconds() == 0
+    assert abs((datetime.now(timezone.utc) - saved).total_seconds()) < 60
+
+
+@pytest.mark.parametrize("name", ["", "   ", "a/b", "../up", "a\\b", "..", "."])
+def test_names_with_path_separators_or_empty_are_rejected(results, tmp_path, name):
+    with pytest.raises(ValueError, match="run name") as info:
+        save_run(results, name, store=tmp_path, label=LABEL)
+    assert repr(name) in str(info.value)
+    assert not any(tmp_path.rglob("*.json"))
+
+
+def test_resolve_prefers_this_machine_then_the_latest_other(results, tmp_path):
+    store = tmp_path / "runs"
+    mine = save_run(results, "baseline", store=store, label=LABEL)
+    model_dir = store / run_key(LABEL, machine_info()).split("/")[0]
+    older, newer = model_dir / "Other-arm64-cp39", model_dir / "Other-arm64-cp312"
+    for folder, mtime in ((older, 1_000_000), (newer, 2_000_000)):
+        folder.mkdir()
+        copy = folder / "baseline.json"
+        shutil.copy(mine, copy)
+        os.utime(copy, (mtime, mtime))
+    os.utime(mine, (1, 1))  # this machine's is the oldest, and still wins
+
+    assert resolve_run("baseline", store=store, label=LABEL) == mine
+    mine.unlink()
+    assert resolve_run("baseline", store=store, label=LABEL) == newer / "baseline.json"
+
+
+def test_resolve_looks_only_at_this_models_runs(results, tmp_path):
+    save_run(results, "baseline", store=tmp_path, label="other-model")
+    with pytest.raises(FileNotFoundError, match="other-model/"):
+        resolve_run("baseline", store=tmp_path, label=LABEL)
+
+
+def test_resolve_accepts_an_existing_file_path(results, tmp_path):
+    bare = results.save(tmp_path / "elsewhere" / "niah.json")
+    assert resolve_run(str(bare), store=tmp_path / "runs", label=LABEL) == bare
+
+
+def test_not_found_lists_the_available_runs(results, tmp_path):
+    store = tmp_path / "runs"
+    with pytest.raises(FileNotFoundError) as info:
+        resolve_run("baseline", store=store, label=LABEL)
+    assert "'baseline'" in str(info.value)
+    assert "no runs are saved" in str(info.value)
+
+    save_run(results, "v1", store=store, label=LABEL)
+    save_run(results, "v2", store=store, label=LABEL)
+    for ref in ("baseline", "missing/file.json"):
+        with pytest.raises(FileNotFoundError) as info:
+            resolve_run(ref, store=store, label=LABEL)
+        message = str(info.value)
+        assert repr(ref) in message
+        key = run_key(LABEL, machine_info())
+        assert f"{key}/v1" in message and f"{key}/v2" in message
+
+
+def test_a_bare_niah_json_file_loads_with_empty_metadata(results, tmp_path):
+    path = results.save(tmp_path / "niah.json")
+    meta, loaded = load_run(path)
+    assert meta == {}
+    assert loaded.to_json() == results.to_json()
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "not a pytest-niah run"),
+        ('{"hello": 1}', "schema version"),
+        ('{"run_schema_version": 99, "results": {}}', "saved-run schema version 99"),
+        ('{"run_schema_version": 1, "name": "x"}', "without results"),
+        ('{"run_schema_version": 1, "results": {"schema_version": 1}}', "not a pytest-niah"),
+    ],
+)
+def test_a_bad_file_is_a_results_error_naming_it(tmp_path, text, why):
+    path = tmp_path / "broken.json"
+    path.write_text(text)
+    with pytest.raises(ResultsError, match=why) as info:
+        load_run(path)
+    assert str(path) in str(info.value)
+
+
+def test_a_missing_file_is_a_results_error_naming_it(tmp_path):
+    path = tmp_path / "gone.json"
+    with pytest.raises(ResultsError, match="cannot read") as info:
+        load_run(path)
+    assert str(path) in str(info.value)
+
+
+def test_a_saved_run_is_plain_json_without_nan(results, tmp_path):
+    path = save_run(results, "strict", store=tmp_path, label=LABEL)
+    data = json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in file"))
+    assert data["results"] == json.loads(results.to_json())
