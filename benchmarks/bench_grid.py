@@ -177,9 +177,9 @@ def grid_options(args: argparse.Namespace, *, positions: int | None = None) -> l
 
 def engine_texts(config: Any, embedder: Any) -> dict[str, Any]:
     """Build the haystacks as ``run_experiment`` does; return them and the texts it embeds."""
-    from pytest_niah.haystacks.chunking import chunk_texts
-    from pytest_niah.haystacks.builder import HaystackBuilder
     from pytest_niah.experiment import needle_kind, query_text
+    from pytest_niah.haystacks.builder import HaystackBuilder
+    from pytest_niah.haystacks.chunking import chunk_texts
     from pytest_niah.inputs.corpus import load_corpus
     from pytest_niah.inputs.needles import load_needle_set
 

@@ -18,7 +18,7 @@ _EXPORTS = {
     "NiahConfig": "config.niah",
     "ConfigError": "errors",
     "NiahError": "errors",
-    "Thresholds": "config.niah",
+    "Thresholds": "config.parsers",
     "run_experiment": "experiment",
     "NiahResults": "results.niah_results",
     "CaseResult": "results.niah_results",
@@ -34,7 +34,8 @@ _EXPORTS = {
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pytest_niah.config.niah import NiahConfig, Thresholds
+    from pytest_niah.config.niah import NiahConfig
+    from pytest_niah.config.parsers import Thresholds
     from pytest_niah.embed.embedders import (
         LexicalEmbedder,
         SentenceTransformerEmbedder,
@@ -44,7 +45,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_niah.experiment import run_experiment
     from pytest_niah.inputs.corpus import load_corpus
     from pytest_niah.inputs.needles import NeedleSet, load_needle_set
-    from pytest_niah.results.niah_results import CaseResult, MetricRow, NiahResults
+    from pytest_niah.measure.records import CaseResult, MetricRow
+    from pytest_niah.results.niah_results import NiahResults
 
 
 def __getattr__(name: str) -> Any:

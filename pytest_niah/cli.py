@@ -77,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_inputs(summary)
     summary.set_defaults(handler=_summary)
+    options = commands.add_parser(
+        "options",
+        help="print every --niah-* option as a markdown table",
+        description="Print the option table (option, ini key, environment variable, default).",
+    )
+    options.set_defaults(handler=_options)
     return parser
 
 
@@ -122,12 +128,20 @@ def _summary(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _options(args: argparse.Namespace) -> int:
+    from pytest_niah.config.options import markdown_table
+
+    sys.stdout.write(markdown_table())
+    return EXIT_OK
+
+
 def _load_all(paths: Sequence[str]) -> list[NiahResults]:
     return [_load(path) for path in paths]
 
 
 def _load(path: str) -> NiahResults:
-    from pytest_niah.results.niah_results import NiahResults, ResultsError
+    from pytest_niah.errors import ResultsError
+    from pytest_niah.results.niah_results import NiahResults
 
     try:
         return NiahResults.load(path)

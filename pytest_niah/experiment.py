@@ -19,24 +19,27 @@ from typing import Any
 
 import numpy as np
 
-from pytest_niah.haystacks.chunking import chunk_bounds, chunk_texts  # noqa: F401 - chunk_texts: public here too
-from pytest_niah.haystacks.grid import case_id
-from pytest_niah.haystacks.builder import Haystack, HaystackBuilder
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.config.paths import CACHE_ENV
 from pytest_niah.embed.embedders import Embedder, load_embedder
 from pytest_niah.errors import EmbeddingError, NiahCacheWarning, NiahError
+from pytest_niah.haystacks.builder import Haystack, HaystackBuilder
+from pytest_niah.haystacks.chunking import chunk_bounds, chunk_texts  # noqa: F401 - chunk_texts: public here too
+from pytest_niah.haystacks.grid import case_id
 from pytest_niah.inputs.corpus import Corpus, load_corpus
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet, load_needle_set
 from pytest_niah.measure.analysis import summarize
-from pytest_niah.results.niah_results import (
-    SCHEMA_VERSION,
+from pytest_niah.measure.records import (
     CaseResult,
     EffectiveLength,
     IntervalRow,
-    ModelInfo,
     NegativeScores,
-    NiahResults,
     RetrievalRow,
+)
+from pytest_niah.results.niah_results import (
+    SCHEMA_VERSION,
+    ModelInfo,
+    NiahResults,
     package_versions,
 )
 
@@ -122,7 +125,7 @@ def run_experiment(
                 f"pytest-niah: the results cache {Path(results_cache)} cannot store this run "
                 f"({exc.strerror or exc}), so a re-run will compute it again. Fix: remove what "
                 "is in the way or make it writable, or point the cache elsewhere "
-                "(--niah-cache-dir or NIAH_CACHE_DIR)"
+                f"(--niah-cache-dir or {CACHE_ENV})"
             ),
             stacklevel=2,
         )

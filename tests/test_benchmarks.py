@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.embed.embedders import PACKAGED_MINILM, SentenceTransformerEmbedder
+from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.inputs.needles import builtin_needle_set
 from pytest_niah.measure.analysis import summarize
-from pytest_niah.results.niah_results import CaseResult, NegativeScores
+from pytest_niah.measure.records import CaseResult, NegativeScores
 
 LENGTHS = (128, 512, 2048)
 ROUNDS = 3

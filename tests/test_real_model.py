@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.embedders import PACKAGED_MINILM, SentenceTransformerEmbedder
 from pytest_niah.experiment import run_experiment
+from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.inputs.needles import builtin_needle_set
 from pytest_niah.results.niah_results import NiahResults
 

@@ -1,22 +1,30 @@
-"""Command-line options, their ini twins and environment fallbacks, in one table.
+"""Every ``--niah-*`` option, once: its parser, default, help, ini key and environment variable.
 
-Precedence for every option: command line > environment variable > ini > default.
-Only the standard library and :mod:`pytest_niah.config` are imported here: the plugin
-registers these options in every pytest run, active or not.
+The argparse options and ini keys (:mod:`pytest_niah.plugin.hooks`), the defaults of
+:class:`~pytest_niah.config.niah.NiahConfig` and the README's option table
+(:func:`markdown_table`) are all produced from :data:`OPTIONS`. Precedence for every
+option: command line > environment variable > ini > default.
+
+Only the standard library and the config layer are imported here: the plugin registers
+these options in every pytest run, active or not.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from pytest_niah.config import niah as cfg
-from pytest_niah.errors import NiahError
+from pytest_niah.config import parsers as p
+from pytest_niah.config import paths
+from pytest_niah.config.vocabulary import ARMS, DTYPES, ORDERS, SCORINGS
+from pytest_niah.errors import ConfigError
 
 PREFIX = "--niah-"
+IniType = Literal["string", "bool", "linelist"]
+Source = Literal["cli", "env", "ini", "default"]
 
 
 @dataclass(frozen=True)
@@ -24,391 +32,480 @@ class Option:
     """One ``--niah-*`` option.
 
     Attributes:
-        name: The option without prefix, e.g. ``lengths``; ``niah_<name>`` is its ini key.
-        parse: Turns the raw text into the value; raises ``ConfigError`` when invalid.
+        name: The option without prefix, e.g. ``lengths``; ``niah_<name>`` is its ini key
+            and (dashes as underscores) its :class:`NiahConfig` field.
+        parse: Turns raw text (command line, environment, ini) into the value; raises
+            :class:`~pytest_niah.errors.ConfigError` when the text is invalid.
         default: The value when nothing is given (already parsed).
-        help: Help text without the default.
-        ini: Whether an ini key of the same name exists.
+        help: What the option does, one or two sentences.
+        metavar: The value's placeholder in ``--help``.
+        flag: A switch without a value (``store_true``).
+        repeat: May be given several times (values collected in a list).
+        ini: The ini key's type, or ``None`` for an option without ini key.
         env: An environment variable read when the option is not on the command line.
-        flag: A boolean switch (``store_true``).
-        metavar: Shown in ``--help``.
+        experiment: The option is a field of :class:`NiahConfig` (it changes what is
+            measured); otherwise it steers only the pytest run (gates, outputs).
+        path_unless: The option names a file or folder, resolved against the folder pytest
+            was started in (or the ini file's folder); this value alone is not a path.
+        default_text: How the default reads where it is computed at run time.
     """
 
     name: str
-    parse: Callable[[str], Any]
+    parse: Callable[[Any], Any]
     default: Any
     help: str
-    ini: bool = True
-    env: str | None = None
-    flag: bool = False
     metavar: str | None = None
+    flag: bool = False
+    repeat: bool = False
+    ini: IniType | None = "string"
+    env: str | None = None
+    experiment: bool = True
+    path_unless: str | None = None
+    default_text: str | None = None
+
+    @property
+    def flag_name(self) -> str:
+        """``--niah-<name>``."""
+        return PREFIX + self.name
 
     @property
     def dest(self) -> str:
-        """The argparse destination and ini key."""
-        return "niah_" + self.name.replace("-", "_")
+        """The argparse destination and ini key: ``niah_<name>`` with underscores."""
+        return "niah_" + self.field
+
+    @property
+    def field(self) -> str:
+        """The :class:`NiahConfig` field (or session setting) the option fills."""
+        return self.name.replace("-", "_")
+
+    def parse_text(self, text: Any) -> Any:
+        """Parse a raw value; an error names the option."""
+        return p.named(self.flag_name, self.parse, text)
 
     def argparse_type(self, value: str) -> Any:
         """Validate on the command line: argparse reports the message as a usage error."""
         try:
             return self.parse(value)
-        except NiahError as exc:
-            # argparse already starts the line with "argument --niah-x:".
-            message = str(exc).removeprefix(f"--niah-{self.name}: ")
-            raise argparse.ArgumentTypeError(message) from None
+        except ConfigError as exc:
+            # argparse starts the line with "argument --niah-x:" itself.
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    def shown_default(self) -> str:
+        """The default as the user would write it."""
+        if self.default_text is not None:
+            return self.default_text
+        value = self.default
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        if isinstance(value, tuple):
+            items = [v.expression() if isinstance(v, p.Allowance) else str(v) for v in value]
+            return ",".join(items) or "none"
+        if isinstance(value, p.Thresholds):
+            return value.describe()
+        if isinstance(value, dict):
+            return "{}" if not value else str(value)
+        if value is None or value == "":
+            return "none"
+        return str(value)
 
     def help_text(self) -> str:
-        """Help with the default and where else the value can come from."""
-        shown = self.default
-        if isinstance(shown, tuple):
-            shown = ",".join(map(str, shown))
-        elif isinstance(shown, cfg.Thresholds):
-            shown = shown.describe()
-        sources = [f"ini: {self.dest}"] if self.ini else []
+        """Help with the real default and where else the value can come from."""
+        sources = [f"ini {self.dest}"] if self.ini else []
         if self.env:
-            sources.append(f"env: {self.env}")
-        extra = f" ({'; '.join(sources)})" if sources else ""
-        return f"{self.help} Default: {shown!r}.{extra}".replace("%", "%%")
+            sources.append(f"env {self.env}")
+        where = f" [{'; '.join(sources)}]" if sources else ""
+        return f"{self.help} Default: {self.shown_default()}.{where}".replace("%", "%%")
 
 
-def _bool(value: str) -> bool:
-    text = str(value).strip().lower()
-    if text in {"1", "true", "yes", "on"}:
-        return True
-    if text in {"0", "false", "no", "off", ""}:
-        return False
-    raise cfg.ConfigError(f"{value!r} is not a boolean; use true or false")
-
-
-def _text(value: str) -> str:
-    return str(value)
-
-
-def _optional_int(what: str, minimum: int = 1) -> Callable[[str], int | None]:
-    def parse(value: str) -> int | None:
-        if value in ("", None):
-            return None
-        return cfg.parse_positive_int(value, what=what, minimum=minimum)
-
-    return parse
-
-
-def _compare_fail(value: str) -> tuple[Any, ...]:
-    from pytest_niah.results.compare import parse_fail_expressions
-
-    return parse_fail_expressions(value)
-
-
-def _groups(value: str) -> tuple[str, ...]:
-    return tuple(item.strip() for item in str(value).split(",") if item.strip())
+def _opt(name: str, parse: Callable[[Any], Any], default: Any, help: str, **kw: Any) -> Option:
+    return Option(name, parse, default, help, **kw)
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option(
+    _opt(
+        "model",
+        p.parse_text,
+        (),
+        "Embedding model to test: a hub name, a local folder, 'packaged-minilm' or "
+        "'lexical:tfidf', optionally as LABEL=NAME; repeat for several models. Without it "
+        "pytest-niah does nothing.",
+        metavar="NAME|PATH|LABEL=NAME",
+        repeat=True,
+        ini=None,
+        experiment=False,
+        default_text="none (pytest-niah inactive)",
+    ),
+    _opt(
         "corpus",
-        _text,
+        p.parse_text,
         "gutenberg",
         "Haystack books: 'gutenberg' (ten pinned public-domain books, downloaded and "
         "checksummed) or a folder of UTF-8 .txt files.",
+        metavar="DIR",
         env="NIAH_CORPUS",
-        metavar="FOLDER|gutenberg",
+        path_unless="gutenberg",
     ),
-    Option("needles", _text, "builtin", "Needle-set JSON file, or 'builtin'.", metavar="PATH"),
-    Option(
+    _opt(
+        "needles",
+        p.parse_text,
+        "builtin",
+        "Needle-set JSON file, or 'builtin'.",
+        metavar="FILE",
+        path_unless="builtin",
+    ),
+    _opt(
         "groups",
-        _groups,
+        p.parse_names,
         (),
-        "Keep only these needle group ids or categories (comma list); empty keeps all.",
+        "Keep only these needle group ids or categories (comma list).",
         metavar="IDS",
+        ini="linelist",
+        default_text="all",
     ),
-    Option(
+    _opt(
         "lengths",
-        cfg.parse_lengths,
-        cfg.DEFAULT_LENGTHS,
+        p.parse_lengths,
+        (128, 256, 512, 1024, 2048, 4096, 8192),
         "Haystack lengths in tokens of the model's tokenizer.",
         metavar="N,N,...",
+        ini="linelist",
     ),
-    Option(
+    _opt(
         "positions",
-        lambda v: cfg.parse_positive_int(v, what="--niah-positions"),
-        cfg.DEFAULT_POSITIONS,
+        p.int_parser(1),
+        10,
         "Needle positions per haystack, evenly spaced from start to end.",
         metavar="N",
     ),
-    Option(
+    _opt(
         "controls",
-        lambda v: cfg.parse_positive_int(v, what="--niah-controls"),
+        p.int_parser(1),
         1,
         "No-needle control haystacks per question and length.",
         metavar="N",
     ),
-    Option(
+    _opt(
         "arms",
-        lambda v: cfg.parse_choices(v, what="--niah-arms", choices=cfg.ARMS),
+        p.choices_parser(ARMS),
         ("onehop",),
         "Needle/query arms: onehop, literal (needles in the question's own words), "
         "expand100/expand150/expand250 (questions expanded with that many related terms).",
         metavar="ARMS",
+        ini="linelist",
     ),
-    Option(
+    _opt(
         "scoring",
-        lambda v: cfg.parse_choices(v, what="--niah-scoring", choices=cfg.SCORINGS),
+        p.choices_parser(SCORINGS),
         ("whole",),
         "How a haystack is scored: whole (its own embedding, as in the study), chunk-max "
         "(its best chunk), chunk-mean (the mean of its chunk embeddings).",
         metavar="SCORINGS",
+        ini="linelist",
     ),
-    Option(
+    _opt(
         "chunk-tokens",
-        _optional_int("--niah-chunk-tokens", minimum=8),
+        p.optional_int_parser(8),
         None,
-        "Chunk size in tokens for chunk-max/chunk-mean; empty uses the model's window.",
+        "Chunk size in tokens for chunk-max/chunk-mean.",
         metavar="N",
+        default_text="the model's window",
     ),
-    Option(
+    _opt(
         "expansions",
-        _text,
+        p.parse_text,
         "builtin",
         "Expansion-terms JSON file for the expandN arms, or 'builtin'.",
-        metavar="PATH",
+        metavar="FILE",
+        path_unless="builtin",
     ),
-    Option(
+    _opt(
         "orders",
-        lambda v: cfg.parse_choices(v, what="--niah-orders", choices=cfg.ORDERS),
-        cfg.ORDERS,
+        p.choices_parser(ORDERS),
+        ORDERS,
         "Needle word orders.",
         metavar="ORDERS",
+        ini="linelist",
     ),
-    Option(
+    _opt(
         "seed",
-        lambda v: cfg.parse_positive_int(v, what="--niah-seed", minimum=0),
-        cfg.DEFAULT_SEED,
+        p.int_parser(0),
+        42,
         "Seed of every random choice (snippets, names).",
         metavar="N",
     ),
-    Option(
+    _opt(
+        "bootstrap",
+        p.int_parser(0),
+        1000,
+        "Bootstrap resamples over needle groups for the 95% intervals; 0 turns them off.",
+        metavar="N",
+    ),
+    _opt(
         "device",
-        cfg.parse_device,
+        p.parse_device,
         "auto",
         "Where the model runs: auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps, or "
         "a comma list such as cuda:0,cuda:1 to encode on several GPUs.",
         metavar="DEVICE",
     ),
-    Option(
+    _opt(
         "dtype",
-        lambda v: cfg.parse_choice(v, what="--niah-dtype", choices=cfg.DTYPES),
+        p.choice_parser(DTYPES),
         "auto",
-        "Model dtype; auto is bfloat16 (or float16) on a GPU and float32 elsewhere.",
+        "Model dtype; auto is bfloat16 (float16 without it) on a GPU and float32 elsewhere.",
+        metavar="DTYPE",
     ),
-    Option(
+    _opt(
         "batch-size",
-        lambda v: cfg.parse_positive_int(v, what="--niah-batch-size"),
+        p.int_parser(1),
         16,
-        "Texts per encode batch.",
+        "Texts per encode batch when the token budget is 0, and on several devices.",
         metavar="N",
     ),
-    Option(
+    _opt(
         "token-budget",
-        lambda v: cfg.parse_positive_int(v, what="--niah-token-budget", minimum=0),
+        p.int_parser(0),
         16384,
         "Padded tokens per encode batch (texts sorted by length, packed under it); 0 uses "
         "--niah-batch-size texts per batch.",
         metavar="N",
     ),
-    Option(
-        "cache-dir",
-        _text,
-        "",
-        "Folder of the persistent embedding cache (embeddings.sqlite); empty uses the user "
-        "cache folder.",
-        env="NIAH_CACHE_DIR",
-        metavar="DIR",
-    ),
-    Option(
-        "no-cache",
-        _bool,
-        False,
-        "Do not read or write the embedding cache.",
-        flag=True,
-    ),
-    Option(
+    _opt(
         "max-seq-length",
-        _optional_int("--niah-max-seq-length"),
+        p.optional_int_parser(1),
         None,
         "Override the model's window in tokens (e.g. to simulate a shorter model).",
         metavar="N",
+        default_text="the model's own",
     ),
-    Option(
+    _opt(
         "trust-remote-code",
-        _bool,
+        p.parse_bool,
         False,
         "Allow a model's own code from the hub to run (jina-embeddings-v3 needs it).",
         flag=True,
+        ini="bool",
     ),
-    Option(
+    _opt(
         "model-kwargs",
-        lambda v: cfg.parse_json_object(v, what="--niah-model-kwargs"),
+        p.parse_json_object,
         {},
         "JSON object passed as SentenceTransformer(model_kwargs=...).",
         metavar="JSON",
     ),
-    Option(
+    _opt(
         "encode-kwargs",
-        lambda v: cfg.parse_json_object(v, what="--niah-encode-kwargs"),
+        p.parse_json_object,
         {},
         'JSON object passed to every encode() call, e.g. \'{"task": "text-matching"}\'.',
         metavar="JSON",
     ),
-    Option("query-prompt", _text, "", "Text prepended to every question.", metavar="TEXT"),
-    Option("doc-prompt", _text, "", "Text prepended to every haystack and needle.", metavar="TEXT"),
-    Option(
+    _opt(
+        "query-prompt",
+        p.parse_text,
+        "",
+        "Text prepended to every question.",
+        metavar="TEXT",
+        default_text="the model's own query prompt",
+    ),
+    _opt(
+        "doc-prompt",
+        p.parse_text,
+        "",
+        "Text prepended to every haystack and needle.",
+        metavar="TEXT",
+        default_text="the model's own document prompt",
+    ),
+    _opt(
+        "cache-dir",
+        p.parse_text,
+        "",
+        "Folder of the persistent embedding cache (embeddings.sqlite) and results cache.",
+        metavar="DIR",
+        env=paths.CACHE_ENV,
+        experiment=False,
+        path_unless="",
+        default_text="the user cache folder",
+    ),
+    _opt(
+        "no-cache",
+        p.parse_bool,
+        False,
+        "Neither read nor write the embedding and results caches.",
+        flag=True,
+        ini="bool",
+        experiment=False,
+    ),
+    _opt(
         "min-auc",
-        lambda v: cfg.parse_thresholds(v, what="--niah-min-auc"),
-        cfg.Thresholds(),
-        "Fail a length whose AUC is below this: one value, or per length like '128=0.7,1024=0.6'.",
+        p.parse_thresholds,
+        p.Thresholds(),
+        "Gate: fail a length whose AUC is below this; one value, or per length like "
+        "'128=0.7,1024=0.6', or both '0.55,128=0.7'.",
         metavar="T|L=T,...",
+        experiment=False,
     ),
-    Option(
+    _opt(
         "min-ratio",
-        lambda v: cfg.parse_thresholds(v, what="--niah-min-ratio"),
-        cfg.Thresholds(),
-        "Fail a length whose comparative ratio is below this (same syntax as --niah-min-auc).",
+        p.parse_thresholds,
+        p.Thresholds(),
+        "Gate on the comparative ratio (same syntax as --niah-min-auc).",
         metavar="T|L=T,...",
+        experiment=False,
     ),
-    Option(
+    _opt(
         "gate-on",
-        lambda v: cfg.parse_choice(v, what="--niah-gate-on", choices=cfg.GATE_ON),
+        p.choice_parser(("point", "lower")),
         "point",
-        "Gate on the metric's point value, or on the lower end of its 95% bootstrap interval.",
+        "Gate the metric's point value, or the lower end of its 95% bootstrap interval.",
+        metavar="point|lower",
+        experiment=False,
     ),
-    Option(
-        "bootstrap",
-        lambda v: cfg.parse_positive_int(v, what="--niah-bootstrap", minimum=0),
-        1000,
-        "Bootstrap resamples (over needle groups) for the 95% intervals; 0 turns them off.",
-        metavar="N",
-    ),
-    Option(
+    _opt(
         "strict",
-        _bool,
+        p.parse_bool,
         False,
         "A missed needle fails its test instead of xfailing.",
         flag=True,
+        ini="bool",
+        experiment=False,
     ),
-    Option(
+    _opt(
         "save",
-        _text,
+        p.parse_text,
         "",
         "Save each model's results as run NAME in the run store (versioned JSON with "
-        "machine and commit), to compare later runs with.",
-        ini=False,
+        "machine and commit).",
         metavar="NAME",
+        ini=None,
+        experiment=False,
     ),
-    Option(
+    _opt(
         "compare",
-        _text,
+        p.parse_text,
         "",
-        "Compare with a saved run (its NAME, or a results/run JSON PATH), paired on identical "
-        "cells; the deltas and their 95% intervals go to the terminal summary.",
+        "Compare with a saved run NAME or a results/run file PATH, paired on identical cells.",
         metavar="NAME|PATH",
+        experiment=False,
     ),
-    Option(
+    _opt(
         "compare-fail",
-        _compare_fail,
+        p.parse_allowances,
         (),
         "Fail a length whose metric fell more than allowed versus --niah-compare: "
-        "'auc:0.02' (absolute drop), 'ratio:5%' (relative drop), comma-separated.",
-        metavar="EXPR[,EXPR]",
+        "'auc:0.02' (absolute drop), 'ratio:5%' (relative drop), comma-separated; metrics "
+        "norm, ratio, auc, sep, effect.",
+        metavar="EXPR,...",
+        experiment=False,
+        default_text="none",
     ),
-    Option(
+    _opt(
         "storage",
-        _text,
+        p.parse_text,
         "",
-        "Folder of saved runs; empty uses <rootdir>/.niah/runs.",
+        "Folder of saved runs.",
         metavar="DIR",
+        experiment=False,
+        path_unless="",
+        default_text=str(paths.store_dir(paths.ROOTDIR)),
     ),
-    Option(
+    _opt(
         "report",
-        _text,
+        p.parse_text,
         "",
-        "Write report.html (figures embedded), results.json, cases.csv and summary.md here; "
-        "with --niah-compare the baseline is drawn on the same axes.",
+        "Write report.html (figures embedded), results.json, cases.csv and summary.md to DIR.",
         metavar="DIR",
+        experiment=False,
+        path_unless="",
     ),
-    Option(
+    _opt(
         "snapshot",
-        _bool,
+        p.parse_bool,
         False,
         "Assert each model's rounded metric table against a syrupy snapshot "
         "(--snapshot-update writes them and implies this option).",
         flag=True,
+        ini="bool",
+        experiment=False,
     ),
-    Option(
+    _opt(
         "snapshot-digits",
-        lambda v: cfg.parse_positive_int(v, what="--niah-snapshot-digits", minimum=0),
+        p.int_parser(0),
         3,
         "Digits floats keep in snapshots, so last-bit changes do not churn them.",
         metavar="N",
+        experiment=False,
     ),
-    Option(
+    _opt(
         "snapshot-dir",
-        _text,
+        p.parse_text,
         "",
-        "Folder of the snapshots, one sub-folder per model; empty uses "
-        "<rootdir>/__snapshots__/niah.",
+        "Folder of the snapshots, one sub-folder per model label.",
         metavar="DIR",
+        experiment=False,
+        path_unless="",
+        default_text=str(paths.snapshot_dir(paths.ROOTDIR)),
     ),
-    Option(
+    _opt(
         "json",
-        _text,
+        p.parse_text,
         "",
-        "Write the results to this JSON file (one file per model, label appended, when "
-        "several models run).",
-        ini=False,
-        metavar="PATH",
+        "Write the results to this JSON file (FILE.<label>.json per model when several).",
+        metavar="FILE",
+        ini=None,
+        experiment=False,
+        path_unless="",
     ),
 )
 
 BY_NAME: Mapping[str, Option] = {o.name: o for o in OPTIONS}
+DEFAULTS: Mapping[str, Any] = {o.field: o.default for o in OPTIONS}
+
+
+def default(field: str) -> Any:
+    """The default of the option that fills ``field`` (a :class:`NiahConfig` field)."""
+    return DEFAULTS[field]
 
 
 def resolve(
-    option: Option,
-    cli_value: Any,
-    ini_value: Any,
-    environ: Mapping[str, str] | None = None,
-) -> Any:
-    """The option's value by precedence: command line, environment, ini, default.
+    option: Option, cli_value: Any, ini_value: Any, environ: Mapping[str, str] | None = None
+) -> tuple[Any, Source]:
+    """The option's value by precedence, and where it came from: cli, env, ini, default.
+
+    Relative paths from an ini file are meant relative to that file, not to the folder
+    pytest was started in; the source lets the caller resolve them so.
 
     Raises:
         ConfigError: when the environment or ini text is invalid; the message names it.
     """
-    return resolve_with_source(option, cli_value, ini_value, environ)[0]
-
-
-def resolve_with_source(
-    option: Option,
-    cli_value: Any,
-    ini_value: Any,
-    environ: Mapping[str, str] | None = None,
-) -> tuple[Any, str]:
-    """Like :func:`resolve`, also saying where the value came from: cli, env, ini, default.
-
-    Relative paths from an ini file are meant relative to that file, not to the folder
-    pytest was started in; the source lets the caller resolve them so.
-    """
-    if cli_value is not None:
+    if cli_value is not None and cli_value != []:
         return cli_value, "cli"
     environ = os.environ if environ is None else environ
     if option.env and environ.get(option.env):
-        try:
-            return option.parse(environ[option.env]), "env"
-        except NiahError as exc:
-            raise cfg.ConfigError(f"environment variable {option.env}: {exc}") from None
+        what = f"environment variable {option.env}"
+        return p.named(what, option.parse, environ[option.env]), "env"
     if option.ini and ini_value not in (None, "", []):
-        raw = ini_value if isinstance(ini_value, str) else str(ini_value)
-        try:
-            return option.parse(raw), "ini"
-        except NiahError as exc:
-            raise cfg.ConfigError(f"ini option {option.dest}: {exc}") from None
+        raw = ",".join(ini_value) if isinstance(ini_value, list) else ini_value
+        return p.named(f"ini option {option.dest}", option.parse, raw), "ini"
     return option.default, "default"
+
+
+def markdown_table(options: Sequence[Option] = OPTIONS) -> str:
+    """The README's option table: option, ini key, environment variable, default, meaning."""
+    lines = [
+        "| option | ini | env | default | meaning |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for option in options:
+        flag = f"`{option.flag_name}`" + ("" if option.flag else f" `{option.metavar}`")
+        ini = f"`{option.dest}`" if option.ini else ""
+        env = f"`{option.env}`" if option.env else ""
+        shown = option.shown_default()
+        default_cell = _html(shown) if option.default_text else f"`{shown}`"
+        cells = [flag, ini, env, default_cell, _html(option.help)]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

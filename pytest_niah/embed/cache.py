@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from pytest_niah.config.paths import CACHE_ENV, cache_root
 from pytest_niah.errors import CacheError
 
 __all__ = [
@@ -33,7 +34,6 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 CACHE_FILE = "embeddings.sqlite"
-_ENV_CACHE_DIR = "NIAH_CACHE_DIR"
 _DTYPE = "float32"
 # SQLite allows 999 bound parameters in old builds; stay well below.
 _LOOKUP_CHUNK = 500
@@ -53,18 +53,8 @@ _SCHEMA = (
 
 
 def default_cache_path() -> Path:
-    """Return where the embedding cache lives by default.
-
-    Returns:
-        ``<root>/embeddings.sqlite`` where root is ``$NIAH_CACHE_DIR`` if set, else
-        ``platformdirs.user_cache_dir("pytest-niah")``.
-    """
-    override = os.environ.get(_ENV_CACHE_DIR)
-    if override:
-        return Path(override).expanduser() / CACHE_FILE
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("pytest-niah")) / CACHE_FILE
+    """The embedding cache file below the cache root (see ``config.paths.cache_root``)."""
+    return cache_root() / CACHE_FILE
 
 
 def text_key(text: str) -> str:
@@ -106,7 +96,7 @@ class EmbeddingCache:
     def _folder_message(self, problem: str) -> str:
         return (
             f"the embedding cache folder {self.path.parent} {problem}. Fix: make it writable, "
-            f"point the cache elsewhere (--niah-cache-dir or NIAH_CACHE_DIR), {_NO_CACHE_FIX}."
+            f"point the cache elsewhere (--niah-cache-dir or {CACHE_ENV}), {_NO_CACHE_FIX}."
         )
 
     def _corrupt_message(self, problem: str) -> str:
@@ -120,7 +110,7 @@ class EmbeddingCache:
             raise CacheError(
                 f"the embedding cache {self.path} is a folder (or another non-file) where the "
                 f"database file goes. Fix: remove it or move it away, point the cache elsewhere "
-                f"(--niah-cache-dir or NIAH_CACHE_DIR), {_NO_CACHE_FIX}."
+                f"(--niah-cache-dir or {CACHE_ENV}), {_NO_CACHE_FIX}."
             )
         try:
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)

@@ -9,8 +9,6 @@ share their filler, so a score difference is the needle's doing.
 
 from __future__ import annotations
 
-from pytest_niah.errors import HaystackError
-
 import hashlib
 import re
 from collections import Counter
@@ -19,10 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pytest_niah.inputs.corpus import Corpus
+from pytest_niah.errors import HaystackError
+from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.haystacks.grid import case_id, control_id
+from pytest_niah.inputs.corpus import Corpus
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet
-from pytest_niah.results.niah_results import AuditReport
 
 Span = tuple[int, int]
 SpansFn = Callable[[Sequence[str]], list[list[Span]]]

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
+from pytest_niah.config.paths import CACHE_ENV, cache_root
 from pytest_niah.inputs.corpus import GUTENBERG_SPEC, Corpus, CorpusError, read_files
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 ENV_BASE_URL = "NIAH_GUTENBERG_URL"
-_ENV_CACHE_DIR = "NIAH_CACHE_DIR"
 _CHUNK_BYTES = 1 << 16
 _LOCK_TIMEOUT_S = 900.0
 _PART_SUFFIX = ".part"
@@ -122,18 +122,8 @@ def _pinned_book(entry: dict[str, Any]) -> PinnedBook:
 
 
 def default_cache_dir() -> Path:
-    """Return the folder that holds downloaded corpora.
-
-    Returns:
-        ``<root>/corpus`` where root is ``$NIAH_CACHE_DIR`` if set, else
-        ``platformdirs.user_cache_dir("pytest-niah")``.
-    """
-    override = os.environ.get(_ENV_CACHE_DIR)
-    if override:
-        return Path(override).expanduser() / "corpus"
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("pytest-niah")) / "corpus"
+    """The folder of downloaded corpora: ``corpus`` below the cache root."""
+    return cache_root() / "corpus"
 
 
 def download_gutenberg(
@@ -168,7 +158,7 @@ def download_gutenberg(
     except OSError as exc:
         raise CorpusError(
             f"Cannot create the corpus cache folder {folder}: {exc}. Fix: set "
-            f"{_ENV_CACHE_DIR} to a writable folder."
+            f"{CACHE_ENV} to a writable folder."
         ) from exc
     lock_path = folder / ".lock"
     try:
@@ -271,7 +261,7 @@ def _write(out: IO[bytes], chunk: bytes, folder: Path) -> None:
     except OSError as exc:
         raise CorpusError(
             f"Cannot write to the corpus cache folder {folder}: {exc}. Fix: free disk "
-            f"space or set {_ENV_CACHE_DIR} to a writable folder."
+            f"space or set {CACHE_ENV} to a writable folder."
         ) from exc
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from pytest_niah.measure import metrics
-from pytest_niah.results.niah_results import CaseResult, MetricRow, NegativeScores
+from pytest_niah.measure.records import CaseResult, MetricRow, NegativeScores
 
 SPLITS: dict[str, Callable[[CaseResult], str]] = {
     "category": lambda c: c.category,

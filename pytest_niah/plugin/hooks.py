@@ -7,15 +7,13 @@ the collection and parametrized with one test per case and one gate per length.
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_niah.config.options import OPTIONS, PREFIX, resolve_with_source
+from pytest_niah.config.options import OPTIONS
 
 if TYPE_CHECKING:
     from pytest_niah.config.niah import NiahConfig
@@ -27,39 +25,26 @@ SUITE_FILE = Path(__file__).parents[1] / "suite" / "test_niah.py"
 SNAPSHOT_SUITE_FILE = SUITE_FILE.with_name("test_niah_snapshot.py")
 SESSION_KEY: pytest.StashKey[NiahSession] = pytest.StashKey()
 SHARED_DIR_INPUT = "niah_shared_dir"
-# Options that name files or folders, and the value that means "not a path".
-PATH_OPTIONS = {
-    "corpus": "gutenberg",
-    "needles": "builtin",
-    "expansions": "builtin",
-    "cache_dir": "",
-    "storage": "",
-    "report": "",
-    "snapshot_dir": "",
-}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Register the ``niah`` option group and its ini twins."""
+    """Register the ``niah`` option group and its typed ini keys, from the option table."""
     group = parser.getgroup("niah", "pytest-niah: needle-in-a-haystack tests of embedding models")
-    group.addoption(
-        "--niah-model",
-        action="append",
-        default=None,
-        metavar="NAME|PATH|LABEL=NAME",
-        help="Embedding model to test: a hub name, a local folder, 'packaged-minilm' or "
-        "'lexical:tfidf'; repeat for several models. Without it pytest-niah does nothing.",
-    )
     for option in OPTIONS:
-        flags = dict(dest=option.dest, default=None, help=option.help_text())
+        kwargs: dict[str, Any] = {"dest": option.dest, "default": None, "help": option.help_text()}
         if option.flag:
-            group.addoption(PREFIX + option.name, action="store_true", **flags)
+            group.addoption(option.flag_name, action="store_true", **kwargs)
         else:
+            action = "append" if option.repeat else "store"
             group.addoption(
-                PREFIX + option.name, type=option.argparse_type, metavar=option.metavar, **flags
+                option.flag_name,
+                action=action,
+                type=option.argparse_type,
+                metavar=option.metavar,
+                **kwargs,
             )
         if option.ini:
-            parser.addini(option.dest, help=option.help, type="string", default="")
+            parser.addini(option.dest, help=option.help, type=option.ini, default=None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -68,7 +53,13 @@ def pytest_configure(config: pytest.Config) -> None:
     models = config.getoption("niah_model", None)
     if not models:
         return
-    session = _build_session(config, models)
+    from pytest_niah.errors import NiahError
+    from pytest_niah.plugin.settings import build_session
+
+    try:
+        session = build_session(config, models)
+    except NiahError as exc:
+        raise pytest.UsageError(f"pytest-niah: {exc}") from None
     config.stash[SESSION_KEY] = session
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(session), "niah-xdist")
@@ -93,112 +84,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Mod
             return None  # the python plugin collects it already
         return pytest.Module.from_parent(parent, path=file_path)
     return None
-
-
-def _build_session(config: pytest.Config, models: list[str]) -> NiahSession:
-    from pytest_niah.config.niah import ConfigError, ModelSpec, NiahConfig
-    from pytest_niah.embed.models import check_model_name
-    from pytest_niah.errors import NiahError
-    from pytest_niah.plugin.session import NiahSession
-
-    here = config.invocation_params.dir
-    ini_dir = config.inipath.parent if config.inipath else config.rootpath
-    try:
-        values: dict[str, Any] = {}
-        sources: dict[str, str] = {}
-        for o in OPTIONS:
-            key = o.dest.removeprefix("niah_")
-            ini = config.getini(o.dest) if o.ini else None
-            values[key], sources[key] = resolve_with_source(o, config.getoption(o.dest), ini)
-        for key, keep in PATH_OPTIONS.items():
-            base = ini_dir if sources[key] == "ini" else here
-            values[key] = _local_path(values[key], base, keep=keep)
-        specs = [ModelSpec.parse(m) for m in models]
-        for spec in specs:
-            check_model_name(spec.name, trust_remote_code=values["trust_remote_code"])
-        fields = {f.name for f in dataclasses.fields(NiahConfig)}
-        base_config = NiahConfig(
-            model=specs[0].name, **{k: v for k, v in values.items() if k in fields}
-        )
-        for option in ("min_auc", "min_ratio"):
-            _check_threshold_lengths(option, values[option], base_config.lengths)
-        session = NiahSession.create(
-            specs,
-            base_config,
-            min_auc=values["min_auc"],
-            min_ratio=values["min_ratio"],
-            gate_on=values["gate_on"],
-            strict=values["strict"],
-            json_path=str(here / values["json"]) if values["json"] else "",
-            cache_dir=values["cache_dir"],
-            use_cache=not values["no_cache"],
-            save_name=values["save"],
-            compare_fail=values["compare_fail"],
-            store_dir=Path(values["storage"] or config.rootpath / ".niah" / "runs"),
-            report_dir=values["report"],
-            snapshot=values["snapshot"] or bool(config.getoption("update_snapshots", False)),
-            snapshot_digits=values["snapshot_digits"],
-            snapshot_dir=Path(values["snapshot_dir"] or config.rootpath / "__snapshots__" / "niah"),
-        )
-        if values["save"]:
-            from pytest_niah.results.storage import check_name
-
-            check_name(values["save"])
-        if values["compare"]:
-            session.resolve_baselines(values["compare"])
-            for label in session.labels:
-                session.baseline(label)  # a damaged file is a usage error now, not at the end
-        elif values["compare_fail"]:
-            raise ConfigError("--niah-compare-fail needs --niah-compare=NAME|PATH to compare with")
-        if values["gate_on"] == "lower" and not values["bootstrap"]:
-            raise ConfigError(
-                "--niah-gate-on=lower gates the lower end of the bootstrap interval; "
-                "keep --niah-bootstrap above 0"
-            )
-        if any(arm.startswith("expand") for arm in base_config.arms):
-            _check_expansions(session)
-        if session.snapshot and not config.pluginmanager.hasplugin("syrupy"):
-            raise ConfigError("--niah-snapshot needs syrupy: pip install syrupy")
-        session.case_params()  # validates the needle set now, not in the middle of collection
-    except (NiahError, FileNotFoundError, ValueError) as exc:
-        raise pytest.UsageError(f"pytest-niah: {exc}") from None
-    return session
-
-
-def _check_threshold_lengths(option: str, value: Any, lengths: tuple[int, ...]) -> None:
-    """A per-length threshold for a length the run does not have would gate nothing."""
-    from pytest_niah.config.niah import ConfigError, parse_thresholds
-
-    stray = [n for n, _ in parse_thresholds(value, what=option).per_length if n not in lengths]
-    if stray:
-        flag = "--niah-" + option.replace("_", "-")
-        raise ConfigError(
-            f"{flag} sets a threshold for length {', '.join(map(str, stray))}, which this run "
-            f"does not have (--niah-lengths={','.join(map(str, lengths))}); add the length to "
-            f"--niah-lengths or drop it from {flag}"
-        )
-
-
-def _check_expansions(session: NiahSession) -> None:
-    """Every expandN arm has enough terms for every selected group (cheap, stdlib only)."""
-    from pytest_niah.inputs.expansions import arm_size, load_expansions
-
-    for label in session.labels:
-        config = session.configs[label]
-        expansions = load_expansions(config.expansions)
-        for arm in config.arms:
-            size = arm_size(arm)
-            if size is None:
-                continue
-            for group in session.needle_set(label).groups:
-                expansions.expand(group.question, group.id, size)
-
-
-def _local_path(value: str, here: Path, *, keep: str) -> str:
-    """Resolve a relative path against ``here``, so every xdist worker reads the same file."""
-    if value == keep:
-        return value
-    return str((here / os.path.expanduser(value)).resolve())
 
 
 class _XdistHooks:
@@ -311,7 +196,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             terminalreporter.write_line(f"embedding cache {stats['cache']}: {done}")
         comparison = session.comparison(label)
         if comparison is not None:
-            from pytest_niah.results.compare import comparison_table
+            from pytest_niah.report.terminal import comparison_table
 
             terminalreporter.write_line(f"{label} versus {session.baseline_source(label)}:")
             for line in comparison_table(comparison):

@@ -12,14 +12,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_niah.config import paths
+from pytest_niah.config.niah import ModelSpec, NiahConfig
+from pytest_niah.config.options import default
+from pytest_niah.config.parsers import Allowance, Thresholds
+from pytest_niah.errors import ConfigError
 from pytest_niah.haystacks.grid import CaseParam, GateParam, case_params, gate_params
-from pytest_niah.config.niah import ModelSpec, NiahConfig, Thresholds
 from pytest_niah.inputs.needles import NeedleSet, load_needle_set
 
 if TYPE_CHECKING:
     from pytest_niah.embed.embedders import Embedder
+    from pytest_niah.measure.records import MetricRow
     from pytest_niah.results.compare import Comparison
-    from pytest_niah.results.niah_results import MetricRow, NiahResults
+    from pytest_niah.results.niah_results import NiahResults
 
 
 class NiahRunError(RuntimeError):
@@ -57,21 +62,21 @@ class NiahSession:
     """
 
     configs: dict[str, NiahConfig]
-    min_auc: Thresholds = field(default_factory=Thresholds)
-    min_ratio: Thresholds = field(default_factory=Thresholds)
-    gate_on: str = "point"
-    strict: bool = False
-    json_path: str = ""
-    cache_dir: str = ""
-    use_cache: bool = True
+    min_auc: Thresholds = field(default_factory=lambda: default("min_auc"))
+    min_ratio: Thresholds = field(default_factory=lambda: default("min_ratio"))
+    gate_on: str = default("gate_on")
+    strict: bool = default("strict")
+    json_path: str = default("json")
+    cache_dir: str = default("cache_dir")
+    use_cache: bool = not default("no_cache")
     show_progress: bool = False
-    save_name: str = ""
-    compare_fail: tuple[Any, ...] = ()
-    store_dir: Path = field(default_factory=lambda: Path(".niah") / "runs")
-    report_dir: str = ""
-    snapshot: bool = False
-    snapshot_digits: int = 3
-    snapshot_dir: Path = field(default_factory=lambda: Path("__snapshots__") / "niah")
+    save_name: str = default("save")
+    compare_fail: tuple[Allowance, ...] = default("compare_fail")
+    store_dir: Path = field(default_factory=lambda: paths.store_dir("."))
+    report_dir: str = default("report")
+    snapshot: bool = default("snapshot")
+    snapshot_digits: int = default("snapshot_digits")
+    snapshot_dir: Path = field(default_factory=lambda: paths.snapshot_dir("."))
     shared_dir: Path | None = None
     _failures: dict[str, str] = field(default_factory=dict, repr=False)
     _baseline_paths: dict[str, Path] = field(default_factory=dict, repr=False)
@@ -87,11 +92,9 @@ class NiahSession:
         configs: dict[str, NiahConfig] = {}
         for spec in models:
             if spec.label in configs:
-                from pytest_niah.config.niah import ConfigError
-
                 raise ConfigError(
-                    f"--niah-model: two models share the label {spec.label!r}; name them apart "
-                    "with LABEL=NAME_OR_PATH"
+                    f"--niah-model: two models share the label {spec.label!r}",
+                    "name them apart with LABEL=NAME_OR_PATH",
                 )
             configs[spec.label] = base.replace(model=spec.name)
         return cls(configs=configs, **settings)  # type: ignore[arg-type]
@@ -127,14 +130,11 @@ class NiahSession:
 
             embedder = load_embedder(self.configs[label], show_progress=self.show_progress)
             if self.use_cache:
-                from pytest_niah.embed.cache import (
-                    CachingEmbedder,
-                    EmbeddingCache,
-                    default_cache_path,
-                )
+                from pytest_niah.config.paths import cache_root
+                from pytest_niah.embed.cache import CACHE_FILE, CachingEmbedder, EmbeddingCache
 
-                path = Path(self.cache_dir) / "embeddings.sqlite" if self.cache_dir else None
-                embedder = CachingEmbedder(embedder, EmbeddingCache(path or default_cache_path()))
+                path = cache_root(self.cache_dir) / CACHE_FILE
+                embedder = CachingEmbedder(embedder, EmbeddingCache(path))
             self._embedders[label] = embedder
         return self._embedders[label]
 

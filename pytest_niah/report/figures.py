@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_niah.results.niah_results import MetricRow, NiahResults
+from pytest_niah.measure.records import MetricRow
+from pytest_niah.results.niah_results import NiahResults
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -6,9 +6,9 @@ import base64
 from collections.abc import Sequence
 from html import escape
 
+from pytest_niah.display import fmt
 from pytest_niah.report.figures import FigureSpec
 from pytest_niah.report.tables import effective_length_text, length_cells, window_text
-from pytest_niah.report.terminal import fmt
 from pytest_niah.results.niah_results import NiahResults
 
 CSS = """

@@ -7,8 +7,9 @@ import dataclasses
 import io
 from collections.abc import Sequence
 
+from pytest_niah.measure.records import CaseResult, EffectiveLength
 from pytest_niah.report.terminal import length_columns
-from pytest_niah.results.niah_results import CaseResult, EffectiveLength, NiahResults
+from pytest_niah.results.niah_results import NiahResults
 
 
 def length_cells(results: NiahResults, arm: str, scoring: str) -> tuple[list[str], list[list[str]]]:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
-from pytest_niah.results.niah_results import MetricRow, NiahResults, RetrievalRow
+from pytest_niah.config.vocabulary import METRIC_LABELS
+from pytest_niah.display import fmt, signed
+from pytest_niah.measure.records import MetricRow, RetrievalRow
+from pytest_niah.results.compare import Comparison, metric_digits
+from pytest_niah.results.niah_results import NiahResults
 
 Cell = Callable[[MetricRow], str]
-
-
-def fmt(value: float | None, digits: int = 3) -> str:
-    """A number for a table: fixed digits, ``nan`` for missing."""
-    return "nan" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
 def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[str, Cell]]:
@@ -84,3 +82,33 @@ def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") ->
     else:
         eff = f", effective length {effective.length}"
     return f"{label} ({results.model.name}), arm {arm}, scoring {scoring}: {seen}{eff}"
+
+
+def comparison_table(comparison: Comparison) -> list[str]:
+    """Aligned lines for the terminal: a header, then one row per delta."""
+    header = ["arm", "scoring", "length", "metric", "baseline", "current", "delta", "95% CI"]
+    body = []
+    for d in comparison.deltas:
+        digits = metric_digits(d.metric)
+        ci = f"[{signed(d.low, digits - 1)}, {signed(d.high, digits - 1)}]"
+        body.append(
+            [
+                d.arm,
+                d.scoring,
+                str(d.length),
+                METRIC_LABELS[d.metric],
+                fmt(d.baseline, digits),
+                fmt(d.current, digits),
+                signed(d.delta, digits),
+                ci,
+            ]
+        )
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+    text_columns = 4  # arm, scoring, length, metric read left to right; numbers align right
+    return [
+        "  ".join(
+            cell.ljust(w) if i < text_columns else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(line, widths, strict=True))
+        ).rstrip()
+        for line in [header, *body]
+    ]

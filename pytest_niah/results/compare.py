@@ -24,107 +24,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from pytest_niah.errors import ConfigError
-from pytest_niah.report.terminal import fmt
-from pytest_niah.results.niah_results import CaseResult, NiahResults, _encode
+from pytest_niah.config.parsers import Allowance
+from pytest_niah.config.vocabulary import METRIC_LABELS
+from pytest_niah.display import fmt
+from pytest_niah.measure.records import CaseResult
+from pytest_niah.results.niah_results import NiahResults, _encode
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_niah.measure.stats import QuestionScores
 
-# Same order as stats.METRICS (not imported here: that pulls in numpy).
-METRIC_LABELS: dict[str, str] = {
-    "normalized": "normalized similarity",
-    "comparative_ratio": "comparative ratio",
-    "auc": "AUC",
-    "separation": "separation",
-    "effect_size": "effect size",
-}
-METRIC_ALIASES: dict[str, str] = {
-    **{name: name for name in METRIC_LABELS},
-    "norm": "normalized",
-    "ratio": "comparative_ratio",
-    "sep": "separation",
-    "effect": "effect_size",
-    "d": "effect_size",
-}
-_EXAMPLE = "e.g. 'auc:0.02,ratio:5%'"
-
 _Slice = tuple[str, str, int]  # (arm, scoring, length)
 _CellKey = tuple[str, str, str, str, int, int, Fraction]
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """One parsed ``--niah-compare-fail`` item: the largest drop of a metric to allow.
-
-    Attributes:
-        metric: One of :data:`pytest_niah.stats.METRICS`.
-        amount: The allowed drop: a percentage of the baseline's value when ``relative``
-            (``5.0`` for ``5%``), else in the metric's own units.
-        relative: Whether ``amount`` is a percentage.
-    """
-
-    metric: str
-    amount: float
-    relative: bool
-
-    def allowed(self, baseline: float) -> float:
-        """The largest drop allowed from ``baseline`` (a share of its magnitude if relative)."""
-        return self.amount / 100.0 * abs(baseline) if self.relative else self.amount
-
-    def describe(self) -> str:
-        """The threshold in words, e.g. ``AUC may fall at most 0.02``."""
-        label = METRIC_LABELS[self.metric]
-        if self.relative:
-            return f"{label} may fall at most {self.amount:g}% of the baseline"
-        return f"{label} may fall at most {self.amount:g}"
-
-
-def parse_fail_expressions(text: str) -> tuple[Threshold, ...]:
-    """Parse ``--niah-compare-fail``: comma-separated ``METRIC:AMOUNT`` items.
-
-    ``auc:0.02`` fails when AUC falls by more than 0.02; ``ratio:5%`` when the comparative
-    ratio falls by more than 5% of the baseline's value. Metric names: those of
-    :data:`pytest_niah.stats.METRICS` or the aliases ``norm``, ``ratio``, ``sep``,
-    ``effect`` and ``d`` (any case; ``-`` for ``_``).
-
-    Raises:
-        ConfigError: On an empty list, a missing colon, an unknown metric, or an amount
-            that is not a number, negative, NaN/infinite, or a percentage over 100.
-    """
-    items = [item.strip() for item in text.split(",")]
-    if not any(items):
-        raise ConfigError(f"--niah-compare-fail: {text!r} holds no expression; give {_EXAMPLE}")
-    return tuple(_parse_item(item) for item in items if item)
-
-
-def _parse_item(item: str) -> Threshold:
-    name, colon, amount_text = item.partition(":")
-    where = f"--niah-compare-fail: {item!r}"
-    if not colon:
-        raise ConfigError(
-            f"{where} has no ':'; write METRIC:AMOUNT, e.g. 'auc:0.02' (an absolute drop) "
-            "or 'ratio:5%' (a drop relative to the baseline)"
-        )
-    metric = METRIC_ALIASES.get(name.strip().lower().replace("-", "_"))
-    if metric is None:
-        choices = ", ".join(METRIC_ALIASES)
-        raise ConfigError(f"{where}: unknown metric {name.strip()!r}; choose from {choices}")
-    amount_text = amount_text.strip()
-    relative = amount_text.endswith("%")
-    try:
-        amount = float(amount_text.removesuffix("%"))
-    except ValueError:
-        raise ConfigError(
-            f"{where}: {amount_text!r} is not a number; give a drop such as 0.02 or 5%"
-        ) from None
-    if not math.isfinite(amount) or amount < 0:
-        raise ConfigError(
-            f"{where}: the allowed drop must be a finite number >= 0, e.g. 0.02 or 5%"
-        )
-    if relative and amount > 100:
-        raise ConfigError(f"{where}: a relative drop cannot exceed 100%; give e.g. 5%")
-    return Threshold(metric, amount, relative)
 
 
 @dataclass(frozen=True)
@@ -175,7 +85,7 @@ class Comparison:
                 return d
         return None
 
-    def regressions(self, thresholds: Sequence[Threshold]) -> list[str]:
+    def regressions(self, thresholds: Sequence[Allowance]) -> list[str]:
         """One message per (arm, scoring, length, metric) that fell more than allowed.
 
         A metric with several thresholds is reported once, for the first it fails. A metric
@@ -234,36 +144,6 @@ def compare_results(
         unpaired_current=len(cur_cells) - paired,
         unpaired_baseline=len(base_cells) - paired,
     )
-
-
-def comparison_table(comparison: Comparison) -> list[str]:
-    """Aligned lines for the terminal: a header, then one row per delta."""
-    header = ["arm", "scoring", "length", "metric", "baseline", "current", "delta", "95% CI"]
-    body = []
-    for d in comparison.deltas:
-        digits = _digits(d.metric)
-        ci = f"[{_signed(d.low, digits - 1)}, {_signed(d.high, digits - 1)}]"
-        body.append(
-            [
-                d.arm,
-                d.scoring,
-                str(d.length),
-                METRIC_LABELS[d.metric],
-                fmt(d.baseline, digits),
-                fmt(d.current, digits),
-                _signed(d.delta, digits),
-                ci,
-            ]
-        )
-    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    text_columns = 4  # arm, scoring, length, metric read left to right; numbers align right
-    return [
-        "  ".join(
-            cell.ljust(w) if i < text_columns else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(line, widths, strict=True))
-        ).rstrip()
-        for line in [header, *body]
-    ]
 
 
 def _cells(results: NiahResults) -> dict[_CellKey, CaseResult]:
@@ -346,11 +226,11 @@ def _slice_deltas(
     return deltas
 
 
-def _regression(d: Delta, threshold: Threshold) -> str | None:
+def _regression(d: Delta, threshold: Allowance) -> str | None:
     """The failure message of one delta under one threshold, or ``None`` if it passes."""
     if math.isnan(d.baseline):
         return None  # nothing to fall from
-    digits = _digits(d.metric)
+    digits = metric_digits(d.metric)
     what = f"{METRIC_LABELS[d.metric]} at {d.length} tokens ({d.arm}, {d.scoring})"
     if math.isnan(d.current):
         return f"{what} is undefined in this run (baseline {fmt(d.baseline, digits)})"
@@ -368,10 +248,7 @@ def _regression(d: Delta, threshold: Threshold) -> str | None:
     )
 
 
-def _digits(metric: str) -> int:
+def metric_digits(metric: str) -> int:
+    """Decimals a metric is shown with."""
     # Separations are small cosine differences: three decimals would hide them.
     return 4 if metric == "separation" else 3
-
-
-def _signed(value: float, digits: int) -> str:
-    return "nan" if math.isnan(value) else f"{value:+.{digits}f}"

@@ -17,6 +17,15 @@ from typing import Any
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.errors import ConfigError, ResultsError
+from pytest_niah.haystacks.audit import AuditReport
+from pytest_niah.measure.records import (
+    CaseResult,
+    EffectiveLength,
+    IntervalRow,
+    MetricRow,
+    NegativeScores,
+    RetrievalRow,
+)
 
 SCHEMA_VERSION = 1
 TRACKED_PACKAGES = (
@@ -29,155 +38,6 @@ TRACKED_PACKAGES = (
     "transformers",
     "sentence-transformers",
 )
-
-
-@dataclass(frozen=True)
-class AuditReport:
-    """What the leak audit saw while drawing snippets."""
-
-    snippets_used: int
-    snippets_rejected: int
-    sentences_too_long: int
-    term_hits: tuple[tuple[str, int], ...]
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return {
-            "snippets_used": self.snippets_used,
-            "snippets_rejected": self.snippets_rejected,
-            "sentences_too_long": self.sentences_too_long,
-            "term_hits": dict(self.term_hits),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> AuditReport:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            snippets_used=int(data["snippets_used"]),
-            snippets_rejected=int(data["snippets_rejected"]),
-            sentences_too_long=int(data["sentences_too_long"]),
-            term_hits=tuple(sorted((str(k), int(v)) for k, v in data["term_hits"].items())),
-        )
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """One needle haystack scored against its question.
-
-    Attributes:
-        id: The test id, e.g. ``dietary-03-onehop-inverted-L4096-p07``.
-        relative_position: Needle offset over the filler length: 0 = start, 1 = end.
-        truncated: The needle starts past the tokens the model reads.
-        cos_qh: cos(question, haystack).
-        cos_qn: cos(question, needle embedded alone).
-        normalized: cos_qh / cos_qn (NaN when cos_qn <= 0).
-        control_score: Mean cos(question, same-length no-needle controls of this question).
-        found: The haystack outscores its control.
-        problem: Why the case's data is invalid (e.g. a non-finite embedding), else ``None``.
-    """
-
-    id: str
-    group_id: str
-    category: str
-    arm: str
-    scoring: str
-    order: str
-    length: int
-    position: int
-    relative_position: float
-    name: str
-    needle_offset: int
-    needle_tokens: int
-    truncated: bool
-    cos_qh: float
-    cos_qn: float
-    normalized: float
-    control_score: float
-    found: bool
-    problem: str | None = None
-
-
-@dataclass(frozen=True)
-class NegativeScores:
-    """One question's scores against every no-needle control of one length (its negatives)."""
-
-    arm: str
-    scoring: str
-    group_id: str
-    length: int
-    scores: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class MetricRow:
-    """Metrics of one slice of cases: a length, or a length split by category/order/position.
-
-    ``by`` names the split (``length``, ``category``, ``order``, ``position``) and ``key``
-    the slice within it (empty for ``length``). Two-sample metrics are per-question means.
-    """
-
-    arm: str
-    scoring: str
-    length: int
-    by: str
-    key: str
-    n_cases: int
-    n_questions: int
-    cos_qh: float
-    cos_qn: float
-    normalized: float
-    comparative_ratio: float
-    auc: float
-    separation: float
-    effect_size: float
-    pearson_r: float
-    slope: float
-    begin: float
-    middle: float
-    end: float
-    found: int
-    missed: int
-    truncated: int
-    invalid: int
-
-
-@dataclass(frozen=True)
-class IntervalRow:
-    """A 95% bootstrap interval (resampling needle groups) of one per-length metric."""
-
-    arm: str
-    scoring: str
-    length: int
-    metric: str
-    point: float
-    low: float
-    high: float
-
-
-@dataclass(frozen=True)
-class RetrievalRow:
-    """The retrieval view of one length: each needle haystack ranked among all haystacks.
-
-    A case's haystack competes with every haystack of its length except its own
-    question's other needle haystacks; acc@1, MRR and nDCG@10 are means over cases.
-    """
-
-    arm: str
-    scoring: str
-    length: int
-    acc_at_1: float
-    mrr: float
-    ndcg_at_10: float
-
-
-@dataclass(frozen=True)
-class EffectiveLength:
-    """The longest length up to which AUC holds (see README: effective context length)."""
-
-    arm: str
-    scoring: str
-    length: int | None
-    reference_auc: float
 
 
 @dataclass(frozen=True)

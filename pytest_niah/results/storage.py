@@ -22,7 +22,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_niah.results.niah_results import NiahResults, ResultsError
+from pytest_niah.config import paths
+from pytest_niah.errors import CompareError, ConfigError, ResultsError
+from pytest_niah.results.niah_results import NiahResults
 
 RUN_SCHEMA_VERSION = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -67,9 +69,7 @@ def commit_info(cwd: Path | None = None) -> dict[str, str | bool]:
     }
 
 
-def default_store_dir(rootdir: Path) -> Path:
-    """Where runs are saved by default: ``<rootdir>/.niah/runs``."""
-    return Path(rootdir) / ".niah" / "runs"
+default_store_dir = paths.store_dir
 
 
 def run_key(model_label: str, machine: Mapping[str, str]) -> str:
@@ -153,9 +153,10 @@ def resolve_run(ref: str, *, store: Path, label: str) -> Path:
         anywhere = [m / f"{ref}.json" for m in machines if (m / f"{ref}.json").is_file()]
         if anywhere:
             return max(anywhere, key=lambda p: p.stat().st_mtime)
-    raise FileNotFoundError(
+    raise CompareError(
         f"--niah-compare: {ref!r} is neither a results file nor a run saved for model "
-        f"{label!r} in {store}; {_available(store)}"
+        f"{label!r} in {store}",
+        _available(store),
     )
 
 
@@ -245,21 +246,21 @@ def _is_name(text: str) -> bool:
 def check_name(name: str) -> None:
     """Refuse run names that are empty or would leave the store folder (``a/b``, ``..``)."""
     if not name.strip() or not _is_name(name) or "\0" in name:
-        raise ValueError(
-            f"run name {name!r}: give a plain file name such as 'baseline' (not empty, no "
-            "path separators)"
+        raise ConfigError(
+            f"--niah-save: run name {name!r} is not a plain file name",
+            "give a name such as 'baseline' (not empty, no path separators)",
         )
 
 
 def _available(store: Path) -> str:
     runs = sorted(str(p.relative_to(store).with_suffix("")) for p in store.glob("*/*/*.json"))
     if not runs:
-        return "no runs are saved there yet; save one with --niah-save=NAME"
+        return "no runs are saved there yet: save one with --niah-save=NAME"
     listed = ", ".join(runs[:_LISTED_RUNS])
     more = f" and {len(runs) - _LISTED_RUNS} more" if len(runs) > _LISTED_RUNS else ""
     return (
-        f"saved runs (model/machine/name): {listed}{more}; give the name of a run of this "
-        "model, or the path of any run's file"
+        f"give the name of a run of this model, or the path of any run's file; saved runs "
+        f"(model/machine/name): {listed}{more}"
     )
 
 

@@ -6,76 +6,57 @@ import argparse
 
 import pytest
 
-from pytest_niah.config import niah as cfg
-from pytest_niah.config.options import BY_NAME, OPTIONS, PREFIX, Option, resolve
+from pytest_niah.config.options import BY_NAME, OPTIONS, Option, markdown_table, resolve
+from pytest_niah.config.parsers import Thresholds, parse_lengths
+from pytest_niah.errors import ConfigError
 
 LENGTHS_WITH_ENV = Option(
-    "lengths",
-    cfg.parse_lengths,
-    cfg.DEFAULT_LENGTHS,
-    "Haystack lengths.",
-    env="NIAH_TEST_LENGTHS",
+    "lengths", parse_lengths, (128, 256), "Haystack lengths.", env="NIAH_TEST_LENGTHS"
 )
 
 
-# -- precedence -----------------------------------------------------------------------------
+# -- precedence -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("cli", "env", "ini", "expected"),
+    ("cli", "env", "ini", "expected", "source"),
     [
-        ((4096,), "512", "256", (4096,)),  # command line wins over everything
-        (None, "512", "256", (512,)),  # then the environment
-        (None, None, "256,128", (128, 256)),  # then ini
-        (None, None, None, cfg.DEFAULT_LENGTHS),  # then the default
-        (None, "", "256", (256,)),  # an empty environment variable counts as unset
-        (None, None, "", cfg.DEFAULT_LENGTHS),  # so does an empty ini value
-        (None, None, [], cfg.DEFAULT_LENGTHS),
+        ((4096,), "512", "256", (4096,), "cli"),  # command line wins over everything
+        (None, "512", "256", (512,), "env"),  # then the environment
+        (None, None, "256,128", (128, 256), "ini"),  # then ini
+        (None, None, ["256", "1024"], (256, 1024), "ini"),  # linelist ini values
+        (None, None, None, (128, 256), "default"),  # then the default
+        (None, "", "256", (256,), "ini"),  # an empty environment variable counts as unset
+        (None, None, "", (128, 256), "default"),  # so does an empty ini value
+        (None, None, [], (128, 256), "default"),
     ],
 )
-def test_resolve_precedence_cli_env_ini_default(cli, env, ini, expected):
+def test_resolve_precedence_cli_env_ini_default(cli, env, ini, expected, source):
     environ = {} if env is None else {"NIAH_TEST_LENGTHS": env}
-    assert resolve(LENGTHS_WITH_ENV, cli, ini, environ) == expected
+    assert resolve(LENGTHS_WITH_ENV, cli, ini, environ) == (expected, source)
 
 
-def test_resolve_cli_value_is_returned_as_given():
-    # argparse has already parsed (and validated) it through argparse_type.
-    sentinel = object()
-    assert resolve(LENGTHS_WITH_ENV, sentinel, "128", {"NIAH_TEST_LENGTHS": "512"}) is sentinel
-
-
-def test_resolve_cli_false_flag_still_wins():
+def test_resolve_false_flag_from_ini_and_cli():
     flag = BY_NAME["strict"]
-    assert resolve(flag, False, "true", {}) is False
-    assert resolve(flag, None, "true", {}) is True
-    assert resolve(flag, None, None, {}) is False
+    assert resolve(flag, None, True, {}) == (True, "ini")
+    assert resolve(flag, None, None, {}) == (False, "default")
 
 
-def test_resolve_real_corpus_option_reads_its_environment_variable():
+def test_resolve_reads_the_real_corpus_environment_variable():
     corpus = BY_NAME["corpus"]
-    assert corpus.env == "NIAH_CORPUS"
-    assert resolve(corpus, None, "/ini/books", {"NIAH_CORPUS": "/env/books"}) == "/env/books"
-    assert resolve(corpus, None, "/ini/books", {}) == "/ini/books"
-    assert resolve(corpus, "/cli/books", "/ini/books", {"NIAH_CORPUS": "/env"}) == "/cli/books"
-    assert resolve(corpus, None, None, {}) == "gutenberg"
+    assert resolve(corpus, None, "/ini/books", {corpus.env: "/env/books"})[0] == "/env/books"
+    assert resolve(corpus, "/cli/books", "/ini/books", {corpus.env: "/env"})[0] == "/cli/books"
 
 
 def test_resolve_ignores_environment_of_options_without_env(monkeypatch):
     monkeypatch.setenv("NIAH_LENGTHS", "512")
-    assert resolve(BY_NAME["lengths"], None, None) == cfg.DEFAULT_LENGTHS
-
-
-def test_resolve_defaults_to_os_environ(monkeypatch):
-    monkeypatch.setenv("NIAH_TEST_LENGTHS", "1024")
-    assert resolve(LENGTHS_WITH_ENV, None, None) == (1024,)
+    assert resolve(BY_NAME["lengths"], None, None)[1] == "default"
 
 
 def test_resolve_bad_env_value_names_the_variable():
-    with pytest.raises(cfg.ConfigError) as info:
+    with pytest.raises(ConfigError) as info:
         resolve(LENGTHS_WITH_ENV, None, "128", {"NIAH_TEST_LENGTHS": "12x"})
-    message = str(info.value)
-    assert message.startswith("environment variable NIAH_TEST_LENGTHS: ")
-    assert "'12x' is not a whole number" in message
+    assert info.value.problem.startswith("environment variable NIAH_TEST_LENGTHS: '12x'")
 
 
 @pytest.mark.parametrize(
@@ -85,98 +66,91 @@ def test_resolve_bad_env_value_names_the_variable():
         ("positions", "0", "too small"),
         ("arms", "twohop", "unknown value 'twohop'"),
         ("min-auc", "2", "out of range"),
-        ("strict", "maybe", "not a boolean"),
         ("model-kwargs", "{", "not valid JSON"),
         ("batch-size", "-3", "too small"),
     ],
 )
 def test_resolve_bad_ini_value_names_the_ini_key(name, raw, what):
-    option = BY_NAME[name]
-    with pytest.raises(cfg.ConfigError) as info:
-        resolve(option, None, raw, {})
-    message = str(info.value)
-    assert message.startswith(f"ini option niah_{name.replace('-', '_')}: ")
-    assert what in message
+    with pytest.raises(ConfigError) as info:
+        resolve(BY_NAME[name], None, raw, {})
+    assert info.value.problem.startswith(f"ini option niah_{name.replace('-', '_')}: ")
+    assert what in info.value.problem
 
 
-def test_resolve_ini_values_parse_like_the_command_line():
-    assert resolve(BY_NAME["min-auc"], None, "0.6,128=0.7", {}) == cfg.Thresholds(
+def test_ini_values_parse_like_the_command_line():
+    assert resolve(BY_NAME["min-auc"], None, "0.6,128=0.7", {})[0] == Thresholds(
         default=0.6, per_length=((128, 0.7),)
     )
-    assert resolve(BY_NAME["trust-remote-code"], None, "yes", {}) is True
-    assert resolve(BY_NAME["max-seq-length"], None, "256", {}) == 256
-    assert resolve(BY_NAME["groups"], None, "dietary, location-01", {}) == (
+    assert resolve(BY_NAME["max-seq-length"], None, "256", {})[0] == 256
+    assert resolve(BY_NAME["groups"], None, ["dietary", "location-01"], {})[0] == (
         "dietary",
         "location-01",
     )
 
 
-def test_resolve_json_option_has_no_ini():
-    option = BY_NAME["json"]
-    assert option.ini is False
-    assert resolve(option, None, "from-ini.json", {}) == ""
+@pytest.mark.parametrize("name", ["json", "save", "model"])
+def test_options_without_ini_ignore_ini_values(name):
+    option = BY_NAME[name]
+    assert option.ini is None
+    assert resolve(option, None, "from-ini", {}) == (option.default, "default")
 
 
-# -- the table ------------------------------------------------------------------------------
+# -- the table ------------------------------------------------------------------------------------
 
 
-def test_option_names_are_unique():
-    names = [o.name for o in OPTIONS]
-    assert len(names) == len(set(names))
-    dests = [o.dest for o in OPTIONS]
-    assert len(dests) == len(set(dests))
-    assert set(BY_NAME) == set(names)
+def test_option_names_dests_and_fields_are_unique():
+    for attribute in ("name", "dest", "field"):
+        values = [getattr(o, attribute) for o in OPTIONS]
+        assert len(values) == len(set(values)), attribute
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda o: o.name)
+def test_the_shown_default_parses_back_to_the_default(option):
+    # What --help and the README print is what the option really defaults to.
+    if option.default_text is None:
+        assert option.parse(option.shown_default().replace("none", "")) == option.default
+    else:
+        assert option.default in ((), None, "", False)
 
 
 @pytest.mark.parametrize("option", OPTIONS, ids=lambda o: o.name)
 def test_help_text_shows_default_and_sources(option):
     text = option.help_text()
-    assert "Default:" in text
-    assert text.startswith(option.help.replace("%", "%%"))
-    if option.ini:
-        assert f"ini: niah_{option.name.replace('-', '_')}" in text
-    else:
-        assert "ini:" not in text
-    if option.env:
-        assert f"env: {option.env}" in text
+    assert f"Default: {option.shown_default()}." in text.replace("%%", "%")
+    assert (f"ini {option.dest}" in text) is bool(option.ini)
+    assert (f"env {option.env}" in text) is bool(option.env)
 
 
 @pytest.mark.parametrize("option", OPTIONS, ids=lambda o: o.name)
 def test_help_text_is_safe_for_argparse(option):
     # argparse %-formats help; an unescaped % would crash --help.
     parser = argparse.ArgumentParser()
-    parser.add_argument(PREFIX + option.name, help=option.help_text())
-    assert PREFIX + option.name in parser.format_help()
-
-
-def test_help_text_renders_defaults_in_option_syntax():
-    assert "Default: '128,256,512,1024,2048,4096,8192'." in BY_NAME["lengths"].help_text()
-    assert "Default: 'none'." in BY_NAME["min-auc"].help_text()
-    assert "Default: 'onehop'." in BY_NAME["arms"].help_text()
+    parser.add_argument(option.flag_name, help=option.help_text(), metavar=option.metavar)
+    assert option.flag_name in parser.format_help()
 
 
 @pytest.mark.parametrize("option", OPTIONS, ids=lambda o: o.name)
-def test_defaults_are_what_the_parser_would_produce(option):
-    assert option.dest == "niah_" + option.name.replace("-", "_")
-    if option.flag:
-        assert option.default is False
+def test_value_options_have_a_metavar_and_flags_have_none(option):
+    assert (option.metavar is None) is option.flag
 
 
-def test_argparse_type_turns_config_error_into_argument_type_error():
-    option = BY_NAME["lengths"]
-    assert option.argparse_type("256,128") == (128, 256)
-    with pytest.raises(argparse.ArgumentTypeError) as info:
-        option.argparse_type("abc")
-    assert not isinstance(info.value, cfg.ConfigError)
-    assert "'abc' is not a whole number" in str(info.value)
-
-
-def test_argparse_type_reports_a_usage_error(capsys):
+def test_argparse_type_reports_a_usage_error_naming_the_fix(capsys):
     option = BY_NAME["positions"]
     parser = argparse.ArgumentParser(prog="pytest")
-    parser.add_argument(PREFIX + option.name, dest=option.dest, type=option.argparse_type)
+    parser.add_argument(option.flag_name, dest=option.dest, type=option.argparse_type)
     assert parser.parse_args(["--niah-positions", "5"]).niah_positions == 5
     with pytest.raises(SystemExit):
         parser.parse_args(["--niah-positions", "0"])
     err = capsys.readouterr().err
-    assert "--niah-positions: 0 is too small; it must be at least 1" in err
+    assert "--niah-positions: 0 is too small. Fix: give a number of at least 1" in err
+
+
+def test_markdown_table_has_a_row_per_option_with_its_default():
+    rows = markdown_table().splitlines()[2:]
+    assert len(rows) == len(OPTIONS)
+    for option, row in zip(OPTIONS, rows, strict=True):
+        assert row.startswith(f"| `{option.flag_name}`")
+        cells = [cell.strip() for cell in row.replace("\\|", "/").split(" | ")]
+        assert cells[1] == (f"`{option.dest}`" if option.ini else "")
+        shown = option.shown_default().replace("|", "/")
+        assert shown.replace("<", "&lt;").replace(">", "&gt;") in cells[3]

@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+from pytest_niah.config.niah import NiahConfig
+from pytest_niah.config.vocabulary import ORDERS
 from pytest_niah.haystacks.grid import (
     CaseParam,
     GateParam,
@@ -19,7 +21,6 @@ from pytest_niah.haystacks.grid import (
     gate_params,
     param_ids,
 )
-from pytest_niah.config.niah import ORDERS, NiahConfig
 from pytest_niah.inputs.needles import builtin_needle_set
 
 
@@ -143,7 +144,8 @@ def test_building_ids_imports_neither_torch_nor_numpy():
         """
         import sys
         import pytest_niah.haystacks.grid as grid
-        from pytest_niah.config.niah import ARMS, NiahConfig
+        from pytest_niah.config.niah import NiahConfig
+        from pytest_niah.config.vocabulary import ARMS
         from pytest_niah.inputs.needles import builtin_needle_set
 
         config = NiahConfig(model="packaged-minilm", arms=("onehop", "literal"))

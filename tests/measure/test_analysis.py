@@ -10,7 +10,7 @@ import pytest
 
 from pytest_niah.haystacks.grid import case_id
 from pytest_niah.measure.analysis import SPLITS, metric_row, summarize
-from pytest_niah.results.niah_results import CaseResult, MetricRow, NegativeScores
+from pytest_niah.measure.records import CaseResult, MetricRow, NegativeScores
 
 
 def case(

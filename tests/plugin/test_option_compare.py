@@ -70,7 +70,9 @@ def test_unknown_name_is_a_usage_error_listing_the_saved_runs(niah):
 def test_unknown_name_with_an_empty_store_says_how_to_save(niah):
     result = niah.run(*LITERAL, "--niah-compare=base")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*no runs are saved there yet; save one with --niah-save=NAME*"])
+    result.stderr.fnmatch_lines(
+        ["*Fix: no runs are saved there yet: save one with --niah-save=NAME*"]
+    )
 
 
 def test_run_compared_with_itself_by_name_passes_with_zero_deltas(niah):
@@ -169,7 +171,7 @@ def test_compare_fail_without_compare_is_a_usage_error(niah):
     result = niah.run(*LITERAL, "--niah-compare-fail=auc:0.02")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*pytest-niah: --niah-compare-fail needs --niah-compare=NAME|PATH to compare with*"]
+        ["*--niah-compare-fail has nothing to compare with. Fix: add --niah-compare=NAME|PATH*"]
     )
 
 
@@ -177,7 +179,10 @@ def test_compare_fail_without_compare_is_a_usage_error(niah):
     ("expression", "says"),
     [
         ("auc", "*--niah-compare-fail*'auc' has no ':'*METRIC:AMOUNT*"),
-        ("bogus:1", "*--niah-compare-fail*'bogus:1': unknown metric 'bogus'; choose from *auc*"),
+        (
+            "bogus:1",
+            "*--niah-compare-fail*'bogus:1': unknown metric 'bogus'. Fix: choose from *auc*",
+        ),
         ("auc:-1", "*--niah-compare-fail*'auc:-1': the allowed drop must be a finite number >= 0*"),
         ("auc:x", "*--niah-compare-fail*'auc:x'*'x' is not a number*"),
         ("ratio:150%", "*--niah-compare-fail*'ratio:150%'*cannot exceed 100%*"),

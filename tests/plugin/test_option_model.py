@@ -50,7 +50,7 @@ def test_duplicate_labels_are_a_usage_error(niah, models, label):
     result = niah.run("--collect-only", *models)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        [f"*--niah-model: two models share the label '{label}'; name them apart with LABEL=*"]
+        [f"*--niah-model: two models share the label '{label}'. Fix: name them apart with LABEL=*"]
     )
 
 

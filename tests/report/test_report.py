@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_niah import NiahConfig, run_experiment
+from pytest_niah.measure.records import CaseResult
 from pytest_niah.report import (
     default_labels,
     results_file_names,
@@ -27,7 +28,7 @@ from pytest_niah.report.figures import (
 from pytest_niah.report.html import render_html
 from pytest_niah.report.tables import cases_csv, length_cells, markdown_table, summary_markdown
 from pytest_niah.report.terminal import fmt, length_table
-from pytest_niah.results.niah_results import CaseResult, NiahResults
+from pytest_niah.results.niah_results import NiahResults
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 IMAGE = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"')

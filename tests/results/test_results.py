@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from pytest_niah.results.niah_results import NiahResults, ResultsError, package_versions
+from pytest_niah.errors import ResultsError
+from pytest_niah.results.niah_results import NiahResults, package_versions
 
 
 def test_not_json_names_the_file(tmp_path):

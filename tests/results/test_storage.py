@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.errors import CompareError, ConfigError, ResultsError
 from pytest_niah.experiment import run_experiment
-from pytest_niah.results.niah_results import NiahResults, ResultsError
+from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.storage import (
     RUN_SCHEMA_VERSION,
     commit_info,
@@ -172,7 +173,7 @@ def test_saved_at_defaults_to_now_in_utc(results, tmp_path):
 
 @pytest.mark.parametrize("name", ["", "   ", "a/b", "../up", "a\\b", "..", "."])
 def test_names_with_path_separators_or_empty_are_rejected(results, tmp_path, name):
-    with pytest.raises(ValueError, match="run name") as info:
+    with pytest.raises(ConfigError, match="run name") as info:
         save_run(results, name, store=tmp_path, label=LABEL)
     assert repr(name) in str(info.value)
     assert not any(tmp_path.rglob("*.json"))
@@ -197,7 +198,7 @@ def test_resolve_prefers_this_machine_then_the_latest_other(results, tmp_path):
 
 def test_resolve_looks_only_at_this_models_runs(results, tmp_path):
     save_run(results, "baseline", store=tmp_path, label="other-model")
-    with pytest.raises(FileNotFoundError, match="other-model/"):
+    with pytest.raises(CompareError, match="other-model/"):
         resolve_run("baseline", store=tmp_path, label=LABEL)
 
 
@@ -208,7 +209,7 @@ def test_resolve_accepts_an_existing_file_path(results, tmp_path):
 
 def test_not_found_lists_the_available_runs(results, tmp_path):
     store = tmp_path / "runs"
-    with pytest.raises(FileNotFoundError) as info:
+    with pytest.raises(CompareError) as info:
         resolve_run("baseline", store=store, label=LABEL)
     assert "'baseline'" in str(info.value)
     assert "no runs are saved" in str(info.value)
@@ -216,7 +217,7 @@ def test_not_found_lists_the_available_runs(results, tmp_path):
     save_run(results, "v1", store=store, label=LABEL)
     save_run(results, "v2", store=store, label=LABEL)
     for ref in ("baseline", "missing/file.json"):
-        with pytest.raises(FileNotFoundError) as info:
+        with pytest.raises(CompareError) as info:
             resolve_run(ref, store=store, label=LABEL)
         message = str(info.value)
         assert repr(ref) in message

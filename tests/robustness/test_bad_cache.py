@@ -213,7 +213,8 @@ def test_results_folder_in_the_way_is_named(niah_run):
 
 
 def test_binary_results_file_through_the_api(tmp_path):
-    from pytest_niah.results.niah_results import NiahResults, ResultsError
+    from pytest_niah.errors import ResultsError
+    from pytest_niah.results.niah_results import NiahResults
 
     path = tmp_path / "results.json"
     path.write_bytes(b"\xff\xfe\x00garbage")

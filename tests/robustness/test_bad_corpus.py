@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_niah import NiahConfig, run_experiment
-from pytest_niah.haystacks.builder import HaystackError
 from pytest_niah.embed.embedders import LexicalEmbedder
+from pytest_niah.haystacks.builder import HaystackError
 from pytest_niah.inputs.corpus import CorpusError, load_corpus, load_folder
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,25 +11,25 @@ import re
 import pytest
 
 from pytest_niah import ConfigError, NiahConfig
-from pytest_niah.config.niah import parse_thresholds
+from pytest_niah.config.parsers import parse_thresholds
 
 # (argument, option named in the error, fix in the error)
 BAD_VALUES = [
-    ("--niah-lengths=-5", "--niah-lengths", "each length must be 16..1000000 tokens"),
-    ("--niah-lengths=8", "--niah-lengths", "each length must be 16..1000000 tokens"),
-    ("--niah-lengths=2000000", "--niah-lengths", "each length must be 16..1000000 tokens"),
+    ("--niah-lengths=-5", "--niah-lengths", "each length must be 16..1,000,000 tokens"),
+    ("--niah-lengths=8", "--niah-lengths", "each length must be 16..1,000,000 tokens"),
+    ("--niah-lengths=2000000", "--niah-lengths", "each length must be 16..1,000,000 tokens"),
     ("--niah-lengths=1e3", "--niah-lengths", "'1e3' is not a whole number of tokens"),
     ("--niah-lengths=128.5", "--niah-lengths", "'128.5' is not a whole number of tokens"),
     ("--niah-lengths=128;256", "--niah-lengths", "give e.g. '128,256,512'"),
     ("--niah-lengths=,,", "--niah-lengths", "the list is empty"),
-    ("--niah-positions=-1", "--niah-positions", "it must be at least 1"),
+    ("--niah-positions=-1", "--niah-positions", "give a number of at least 1"),
     ("--niah-positions=1.5", "--niah-positions", "'1.5' is not a whole number"),
     ("--niah-positions=", "--niah-positions", "'' is not a whole number"),
     ("--niah-positions=ten", "--niah-positions", "'ten' is not a whole number"),
-    ("--niah-arms=bogus", "--niah-arms", "unknown value 'bogus'; choose from onehop, literal"),
+    ("--niah-arms=bogus", "--niah-arms", "unknown value 'bogus'. Fix: choose from onehop, literal"),
     ("--niah-arms=ONEHOP", "--niah-arms", "unknown value 'ONEHOP'"),
     ("--niah-arms=onehop,expand50", "--niah-arms", "unknown value 'expand50'"),
-    ("--niah-arms=", "--niah-arms", "the list is empty; choose from onehop"),
+    ("--niah-arms=", "--niah-arms", "the list is empty. Fix: choose from onehop"),
     ("--niah-scoring=max", "--niah-scoring", "choose from whole, chunk-max, chunk-mean"),
     ("--niah-orders=reverse", "--niah-orders", "choose from default, inverted"),
     ("--niah-min-auc=nan", "--niah-min-auc", "give a value in 0..1"),
@@ -39,13 +39,13 @@ BAD_VALUES = [
     ("--niah-min-auc==0.5", "--niah-min-auc", "no whole-number length before '='"),
     ("--niah-min-auc=128=", "--niah-min-auc", "'' is not a number"),
     ("--niah-min-auc=128=1.2", "--niah-min-auc", "1.2 is out of range"),
-    ("--niah-min-ratio=2", "--niah-min-ratio", "2 is out of range; give a value in 0..1"),
+    ("--niah-min-ratio=2", "--niah-min-ratio", "2 is out of range. Fix: give a value in 0..1"),
     ("--niah-min-ratio=x=0.5", "--niah-min-ratio", "write e.g. '128=0.7'"),
     ("--niah-gate-on=upper", "--niah-gate-on", "choose from point, lower"),
-    ("--niah-seed=-1", "--niah-seed", "it must be at least 0"),
-    ("--niah-bootstrap=-1", "--niah-bootstrap", "it must be at least 0"),
-    ("--niah-controls=0", "--niah-controls", "it must be at least 1"),
-    ("--niah-batch-size=0", "--niah-batch-size", "it must be at least 1"),
+    ("--niah-seed=-1", "--niah-seed", "give a number of at least 0"),
+    ("--niah-bootstrap=-1", "--niah-bootstrap", "give a number of at least 0"),
+    ("--niah-controls=0", "--niah-controls", "give a number of at least 1"),
+    ("--niah-batch-size=0", "--niah-batch-size", "give a number of at least 1"),
     ("--niah-device=gpu", "--niah-device", "use auto, cpu, mps, cuda, cuda:N"),
     ("--niah-dtype=int8", "--niah-dtype", "choose from auto, float32, float16, bfloat16"),
     ("--niah-model-kwargs={nope", "--niah-model-kwargs", "is not valid JSON"),
@@ -71,9 +71,9 @@ def test_bad_value_in_a_fresh_interpreter(niah_run, arg, option, fix):
     ("key", "value", "fix"),
     [
         ("niah_lengths", "128,abc", "'abc' is not a whole number of tokens"),
-        ("niah_positions", "0", "it must be at least 1"),
+        ("niah_positions", "0", "give a number of at least 1"),
         ("niah_arms", "onehop,bogus", "unknown value 'bogus'"),
-        ("niah_min_auc", "128=2", "2 is out of range; give a value in 0..1"),
+        ("niah_min_auc", "128=2", "2 is out of range. Fix: give a value in 0..1"),
         ("niah_min_ratio", "lots", "'lots' is not a number"),
     ],
 )
@@ -98,14 +98,14 @@ def test_bad_value_stops_an_inactive_run_too(niah_run):
 @pytest.mark.parametrize(
     ("field", "value", "fragment"),
     [
-        ("lengths", (8,), "each length must be 16..1000000 tokens"),
+        ("lengths", (8,), "each length must be 16..1,000,000 tokens"),
         ("lengths", (), "the list is empty"),
         ("lengths", (128.5,), "is not a whole number of tokens"),
-        ("positions", 0, "needle positions: 0 is too small"),
+        ("positions", 0, "positions: 0 is too small"),
         ("arms", ("bogus",), "arms: unknown value 'bogus'"),
         ("scoring", ("best",), "scoring: unknown value 'best'"),
-        ("orders", (), "needle orders: the list is empty"),
-        ("chunk_tokens", 4, "chunk tokens: 4 is too small"),
+        ("orders", (), "orders: the list is empty"),
+        ("chunk_tokens", 4, "chunk_tokens: 4 is too small"),
         ("model", "", "model: empty"),
     ],
 )
@@ -126,7 +126,7 @@ def test_bad_value_through_the_api(field, value, fragment):
 )
 def test_bad_threshold_through_the_api(value, fragment):
     with pytest.raises(ConfigError, match=re.escape(fragment)):
-        parse_thresholds(value, what="min AUC")
+        parse_thresholds(value)
 
 
 # --------------------------------------------------------------------------- silent mistakes

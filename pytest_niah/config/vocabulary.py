@@ -1,0 +1,38 @@
+"""The words a run is described in: arms, scorings, orders, dtypes and the gated metrics.
+
+These are facts every layer needs (options parse them, the haystack builder and the
+metrics use them, reports print them), so they live here, at the bottom, once.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Needle/query variants: the study's one-hop arm, its literal diagnostic, query expansions.
+ARMS: Final = ("onehop", "literal", "expand100", "expand150", "expand250")
+# How a haystack is scored: its own embedding, its best chunk, the mean of its chunks.
+SCORINGS: Final = ("whole", "chunk-max", "chunk-mean")
+# Needle word orders.
+ORDERS: Final = ("default", "inverted")
+DTYPES: Final = ("auto", "float32", "float16", "bfloat16")
+# What an inconclusive verdict does: fail when the point estimate is past the limit and
+# warn otherwise (auto), or always fail, warn or pass.
+INCONCLUSIVE: Final = ("auto", "fail", "warn", "pass")
+
+# The study's metrics, in table order: internal name -> what the user reads.
+METRIC_LABELS: Final = {
+    "normalized": "normalized similarity",
+    "comparative_ratio": "comparative ratio",
+    "auc": "AUC",
+    "separation": "separation",
+    "effect_size": "effect size",
+}
+# Short names accepted on the command line (any case; "-" for "_").
+METRIC_ALIASES: Final = {
+    **{name: name for name in METRIC_LABELS},
+    "norm": "normalized",
+    "ratio": "comparative_ratio",
+    "sep": "separation",
+    "effect": "effect_size",
+    "d": "effect_size",
+}
