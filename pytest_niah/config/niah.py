@@ -125,7 +125,9 @@ class NiahConfig:
             raise ConfigError(
                 f"config: unknown keys {unknown}", f"keep only keys from {sorted(known)}"
             )
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        values: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in data.items()
+        }
         return cls(**values)
 
     def replace(self, **changes: Any) -> NiahConfig:

@@ -61,7 +61,7 @@ def int_parser(minimum: int = 1) -> Callable[[str | int], int]:
     """A parser of whole numbers of at least ``minimum``."""
 
     def parse(value: str | int) -> int:
-        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        if isinstance(value, bool) or (isinstance(value, float) and not float(value).is_integer()):
             raise ConfigError(f"{value!r} is not a whole number", f"give e.g. {max(minimum, 1)}")
         try:
             number = int(value)

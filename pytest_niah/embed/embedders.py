@@ -14,11 +14,11 @@ from typing import Any, Protocol, runtime_checkable
 from pytest_niah.embed.models import LEXICAL_PREFIX as LEXICAL_PREFIX
 from pytest_niah.embed.models import MODEL_PRESETS as MODEL_PRESETS
 from pytest_niah.embed.models import PACKAGED_MINILM as PACKAGED_MINILM
-from pytest_niah.embed.models import EmbedderError as EmbedderError
 from pytest_niah.embed.models import resolve_model_name as resolve_model_name
 from pytest_niah.embed.st_backend import SentenceTransformerEmbedder as SentenceTransformerEmbedder
 from pytest_niah.embed.st_backend import pick_device as pick_device
 from pytest_niah.embed.st_backend import resolve_dtype as resolve_dtype
+from pytest_niah.errors import EmbedderError as EmbedderError
 
 Span = tuple[int, int]
 

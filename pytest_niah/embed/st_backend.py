@@ -17,12 +17,12 @@ import numpy as np
 
 from pytest_niah.embed.models import (
     MODEL_PRESETS,
-    EmbedderError,
     check_model_name,
     looks_local,
     parse_devices,
     resolve_model_name,
 )
+from pytest_niah.errors import EmbedderError
 
 Span = tuple[int, int]
 
@@ -50,7 +50,7 @@ def _quiet_transformers() -> None:
     try:
         from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     except (ImportError, AttributeError):  # pragma: no cover - older transformers
         pass
 
@@ -238,7 +238,7 @@ class SentenceTransformerEmbedder:
         special = model.tokenizer.num_special_tokens_to_add(pair=False)
         prompt = self._prompt("document")
         prompt_tokens = len(self.token_spans([prompt])[0]) if prompt else 0
-        return max(window - special - prompt_tokens, 0)
+        return max(window - int(special) - prompt_tokens, 0)
 
     def token_spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """Character spans of each text's tokens (fast tokenizer offsets, no special tokens)."""

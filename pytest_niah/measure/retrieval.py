@@ -61,7 +61,8 @@ def ranks(
     target = s[rows, rel]
     ahead = (s >= target[:, None]) & left_in
     ahead[rows, rel] = False
-    return 1 + ahead.sum(axis=1)
+    counts: np.ndarray = ahead.sum(axis=1)
+    return 1 + counts
 
 
 def rank_metrics(

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from pytest_niah.measure.records import MetricRow
 from pytest_niah.results.niah_results import NiahResults
 
@@ -387,7 +389,8 @@ def _png(fig: Figure) -> bytes:
 def _finish(ax: Axes, title: str, ylabel: str) -> None:
     ax.set_title(title)
     ax.set_ylabel(ylabel)
-    if not any(_finite(y) for line in ax.get_lines() for y in line.get_ydata()):
+    values = [np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines()]
+    if not any(np.isfinite(v).any() for v in values):
         ax.text(0.5, 0.5, "no finite values", transform=ax.transAxes, ha="center", color="grey")
 
 

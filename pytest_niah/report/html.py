@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 
 from pytest_niah.display import fmt
@@ -140,7 +140,7 @@ def _header(
 
 
 def _runs_section(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
-    fields = [
+    fields: list[tuple[str, Callable[[NiahResults], str]]] = [
         ("model", lambda r: r.model.name),
         ("fingerprint", lambda r: r.model.fingerprint[:12]),
         ("window", window_text),

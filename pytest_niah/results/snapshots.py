@@ -33,7 +33,7 @@ def metric_table(results: NiahResults, digits: int = 3) -> dict[str, Any]:
     """
     table: dict[str, Any] = {"model": results.model.name}
     for arm, scoring in results.variants:
-        rows = {}
+        rows: dict[str, Any] = {}
         for row in results.rows("length", arm, scoring):
             rows[f"L{row.length}"] = {c: _round(getattr(row, c), digits) for c in SNAPSHOT_COLUMNS}
         effective = results.effective_length(arm, scoring)
@@ -66,7 +66,7 @@ def extension_for(directory: Path) -> type:
         @classmethod
         def matches_test_location(cls, *, test_location: Any, snapshot_location: str) -> bool:
             # The folder is ours by construction; the file is named after the test module.
-            return Path(snapshot_location).stem == test_location.basename
+            return bool(Path(snapshot_location).stem == test_location.basename)
 
     return NiahSnapshotExtension
 

@@ -239,7 +239,7 @@ def _safe(text: str) -> str:
 
 
 def _is_name(text: str) -> bool:
-    separators = {"/", "\\", os.sep, os.altsep} - {None}
+    separators = {"/", "\\", os.sep, *([os.altsep] if os.altsep else [])}
     return not any(sep in text for sep in separators) and text not in (".", "..")
 
 

@@ -7,6 +7,7 @@ in the session store, the first time any test asks for it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -15,6 +16,7 @@ from pytest_niah.plugin.session import NiahRunError, NiahSession
 from pytest_niah.results.niah_results import NiahResults
 
 pytestmark = pytest.mark.niah
+RecordProperty = Callable[[str, object], None]
 
 
 def results_of(session: NiahSession, label: str) -> NiahResults:
@@ -26,7 +28,9 @@ def results_of(session: NiahSession, label: str) -> NiahResults:
     pytest.fail(message, pytrace=False)  # outside the except: no chained traceback
 
 
-def test_needle(niah_case: CaseParam, niah_session: NiahSession, record_property) -> None:
+def test_needle(
+    niah_case: CaseParam, niah_session: NiahSession, record_property: RecordProperty
+) -> None:
     """A needle haystack outscores its no-needle control (a miss xfails unless --niah-strict)."""
     results = results_of(niah_session, niah_case.model)
     case = results.case(niah_case.case_id)
@@ -58,7 +62,9 @@ def test_needle(niah_case: CaseParam, niah_session: NiahSession, record_property
         pytest.xfail(message)
 
 
-def test_gate(niah_gate: GateParam, niah_session: NiahSession, record_property) -> None:
+def test_gate(
+    niah_gate: GateParam, niah_session: NiahSession, record_property: RecordProperty
+) -> None:
     """A length's AUC and comparative ratio meet --niah-min-auc and --niah-min-ratio."""
     results = results_of(niah_session, niah_gate.model)
     row = results.row(niah_gate.arm, niah_gate.length, niah_gate.scoring)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from pytest_niah.plugin.session import NiahRunError, NiahSession
 from pytest_niah.results.snapshots import extension_for, metric_table, model_dir
 
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
+
 pytestmark = pytest.mark.niah
 
 
-def test_metric_table(niah_snapshot_model: str, niah_session: NiahSession, snapshot) -> None:
+def test_metric_table(
+    niah_snapshot_model: str, niah_session: NiahSession, snapshot: SnapshotAssertion
+) -> None:
     """The rounded per-length tables equal the stored snapshot (--snapshot-update writes it)."""
     try:
         results = niah_session.results(niah_snapshot_model)

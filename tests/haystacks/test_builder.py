@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -9,7 +12,6 @@ from hypothesis import strategies as st
 from pytest_niah.haystacks.builder import (
     HaystackBuilder,
     HaystackError,
-    rng_for,
     stable_key,
     target_offsets,
 )
@@ -170,9 +172,23 @@ def test_corpus_too_small_for_longest_length(tiny_corpus, lexical_spans):
 
 
 def test_stable_key_and_rng_do_not_depend_on_hash_seed():
-    assert stable_key("dietary-01", 128) == stable_key("dietary-01", 128)
+    # Keys and draws must agree across processes (xdist workers), whatever PYTHONHASHSEED is.
+    code = (
+        "from pytest_niah.haystacks.builder import rng_for, stable_key;"
+        "print(stable_key('dietary-01', 128), rng_for(3, 'x', 'dietary-01').integers(1 << 60))"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("0", "1", "4242")
+    }
+    assert len(seen) == 1
     assert stable_key("dietary-01", 128) != stable_key("dietary-01", 256)
-    assert rng_for(3, "x").integers(1 << 30) == rng_for(3, "x").integers(1 << 30)
 
 
 @given(filler=st.integers(min_value=0, max_value=10_000), positions=st.integers(1, 50))

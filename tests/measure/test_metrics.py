@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy.stats import mannwhitneyu
 from sklearn.metrics import roc_auc_score
@@ -25,8 +25,6 @@ from pytest_niah.measure.metrics import (
     separation,
 )
 
-DET = settings(derandomize=True, database=None, deadline=None, max_examples=60)
-
 # Any float but NaN/inf, mixed with a few fixed values so that ties are common.
 any_float = st.floats(allow_nan=False, allow_infinity=False)
 tie_prone = st.one_of(st.sampled_from([-1.0, 0.0, 0.25, 0.5, 1.0]), any_float)
@@ -41,7 +39,6 @@ relative = st.one_of(st.sampled_from([1 / 3, 2 / 3]), st.integers(0, 1000).map(l
 # -- auc ------------------------------------------------------------------------------------
 
 
-@DET
 @given(pos=score_lists, neg=score_lists)
 def test_auc_agrees_with_mann_whitney_u_and_sklearn(pos, neg):
     with warnings.catch_warnings():
@@ -55,7 +52,6 @@ def test_auc_agrees_with_mann_whitney_u_and_sklearn(pos, neg):
     assert 0.0 <= got <= 1.0
 
 
-@DET
 @given(
     pos=st.lists(st.integers(0, 3).map(lambda i: i / 4), min_size=1, max_size=40),
     neg=st.lists(st.integers(0, 3).map(lambda i: i / 4), min_size=1, max_size=40),
@@ -80,7 +76,6 @@ def test_auc_of_an_empty_side_is_nan(pos, neg):
 # -- separation -----------------------------------------------------------------------------
 
 
-@DET
 @given(pos=unit_lists, neg=unit_lists)
 def test_separation_is_the_difference_of_means(pos, neg):
     expected = sum(pos) / len(pos) - sum(neg) / len(neg)
@@ -107,7 +102,6 @@ def direct_d(pos, neg) -> float:
     return (np.mean(pos) - np.mean(neg)) / pooled_sd(pos, neg)
 
 
-@DET
 @given(pos=unit_lists, neg=unit_lists)
 def test_cohens_d_agrees_with_pooled_sd_formula(pos, neg):
     assume(len(pos) + len(neg) >= 3)
@@ -136,7 +130,6 @@ def test_cohens_d_is_nan_when_undefined(pos, neg):
     assert math.isnan(cohens_d(pos, neg))
 
 
-@DET
 @given(
     a=st.integers(-8, 8).map(lambda i: i / 8),
     b=st.integers(-8, 8).map(lambda i: i / 8),
@@ -153,7 +146,6 @@ def test_cohens_d_is_nan_for_constant_sides_with_inexact_means(pos, neg):
     assert math.isnan(cohens_d(pos, neg))
 
 
-@DET
 @given(pos=unit_lists, neg=unit_lists)
 def test_cohens_d_sign_follows_mean_difference(pos, neg):
     d = cohens_d(pos, neg)
@@ -162,7 +154,6 @@ def test_cohens_d_sign_follows_mean_difference(pos, neg):
     assert np.sign(d) == np.sign(diff)
 
 
-@DET
 @given(
     pos=unit_lists,
     neg=unit_lists,
@@ -182,7 +173,6 @@ def test_cohens_d_is_invariant_to_shift_and_positive_scale(pos, neg, shift, scal
 # -- comparative_ratio ----------------------------------------------------------------------
 
 
-@DET
 @given(
     pairs=st.lists(
         st.tuples(
@@ -240,7 +230,6 @@ def test_normalized_similarity_broadcasts_a_scalar_needle_score():
     np.testing.assert_allclose(got, [0.2, 0.4, 0.6])
 
 
-@DET
 @given(pairs=st.lists(st.tuples(unit, st.one_of(st.just(0.0), unit)), min_size=1, max_size=40))
 def test_normalized_similarity_matches_elementwise_definition(pairs):
     qh = np.array([p[0] for p in pairs])
@@ -267,7 +256,6 @@ def test_position_bin_boundaries():
     assert POSITION_BINS == ("begin", "middle", "end")
 
 
-@DET
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 60))
 def test_position_effects_agree_with_numpy_on_random_data(seed, n):
     rng = np.random.default_rng(seed)
@@ -278,7 +266,6 @@ def test_position_effects_agree_with_numpy_on_random_data(seed, n):
     assert eff.slope == pytest.approx(np.polyfit(x, y, 1)[0], rel=1e-7, abs=1e-9)
 
 
-@DET
 @given(
     points=st.lists(
         st.tuples(relative, st.floats(-1, 1)),
@@ -349,7 +336,6 @@ def test_position_effects_of_nothing_is_all_nan():
 # -- nanmean --------------------------------------------------------------------------------
 
 
-@DET
 @given(values=st.lists(st.one_of(st.just(math.nan), st.floats(-1e6, 1e6)), max_size=40))
 def test_nanmean_ignores_nan_without_warnings(values):
     finite = [v for v in values if not math.isnan(v)]

@@ -6,13 +6,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from sklearn.metrics import label_ranking_average_precision_score, ndcg_score
 
 from pytest_niah.measure.retrieval import RANK_METRICS, metrics_from_ranks, rank_metrics, ranks
-
-DET = settings(derandomize=True, database=None, deadline=None, max_examples=60)
 
 
 def one_hot(relevant, n_docs):
@@ -83,7 +81,6 @@ def test_nan_scores_rank_last():
     np.testing.assert_array_equal(ranks(scores, np.array([0, 0])), [3, 2])
 
 
-@DET
 @given(problem=retrieval_problem(), k=st.sampled_from([1, 3, 10]))
 def test_matches_sklearn_on_tie_free_data(problem, k):
     scores, relevant = problem
@@ -94,7 +91,6 @@ def test_matches_sklearn_on_tie_free_data(problem, k):
     assert got["acc@1"] == pytest.approx(np.mean(np.argmax(scores, axis=1) == relevant))
 
 
-@DET
 @given(problem=retrieval_problem(ties=True))
 def test_mrr_matches_sklearn_lrap_even_with_ties(problem):
     # With one relevant label, LRAP is 1/rank and sklearn also ranks ties pessimistically.
@@ -103,7 +99,6 @@ def test_mrr_matches_sklearn_lrap_even_with_ties(problem):
     assert rank_metrics(scores, relevant)["mrr"] == pytest.approx(expected)
 
 
-@DET
 @given(problem=retrieval_problem(ties=True), data=st.data())
 def test_excluding_a_doc_equals_deleting_it(problem, data):
     scores, relevant = problem

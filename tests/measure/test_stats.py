@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_niah.measure.stats import (
@@ -20,8 +20,6 @@ from pytest_niah.measure.stats import (
     resample_counts,
     weighted_metrics,
 )
-
-DET = settings(derandomize=True, database=None, deadline=None, max_examples=25)
 
 
 def question(group_id, positives, negatives, controls=None, normalized=None):
@@ -144,7 +142,6 @@ def assert_same(got, expected):
         assert got[name] == pytest.approx(expected[name], nan_ok=True, abs=1e-12), name
 
 
-@DET
 @given(questions=questions_strategy(), seed=st.integers(0, 2**16))
 def test_weighted_metrics_equal_point_metrics_of_the_resampled_list(questions, seed):
     counts = resample_counts(len(questions), 3, seed)

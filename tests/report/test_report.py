@@ -93,8 +93,8 @@ def test_single_report_writes_its_four_files(report: dict[str, Path]) -> None:
         assert path.is_file() and path.stat().st_size > 0
 
 
-def test_results_json_round_trips(report: dict[str, Path], results: NiahResults) -> None:
-    assert NiahResults.load(report["results.json"]) == results
+def test_results_json_round_trips(report: dict[str, Path], results: NiahResults, frozen) -> None:
+    assert frozen(NiahResults.load(report["results.json"])) == frozen(results)
 
 
 # -- HTML -------------------------------------------------------------------------------------
