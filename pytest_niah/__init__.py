@@ -21,14 +21,14 @@ _EXPORTS = {
     "Thresholds": "config.parsers",
     "run_experiment": "experiment",
     "NiahResults": "results.niah_results",
-    "CaseResult": "results.niah_results",
-    "MetricRow": "results.niah_results",
+    "CaseResult": "measure.records",
+    "MetricRow": "measure.records",
     "load_needle_set": "inputs.needles",
     "NeedleSet": "inputs.needles",
     "load_corpus": "inputs.corpus",
-    "load_embedder": "embed.embedders",
-    "SentenceTransformerEmbedder": "embed.embedders",
-    "LexicalEmbedder": "embed.embedders",
+    "load_embedder": "embed.loader",
+    "SentenceTransformerEmbedder": "embed.st_backend",
+    "LexicalEmbedder": "embed.lexical",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
@@ -36,11 +36,9 @@ __all__ = [*_EXPORTS, "__version__"]
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_niah.config.niah import NiahConfig
     from pytest_niah.config.parsers import Thresholds
-    from pytest_niah.embed.embedders import (
-        LexicalEmbedder,
-        SentenceTransformerEmbedder,
-        load_embedder,
-    )
+    from pytest_niah.embed.lexical import LexicalEmbedder
+    from pytest_niah.embed.loader import load_embedder
+    from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
     from pytest_niah.errors import ConfigError, NiahError
     from pytest_niah.experiment import run_experiment
     from pytest_niah.inputs.corpus import load_corpus

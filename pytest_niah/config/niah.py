@@ -41,7 +41,12 @@ class ModelSpec:
 
 
 def default_label(name: str) -> str:
-    """A short id-safe label for a model name or path (the last path component)."""
+    """A short id-safe label for a model name or path (the last path component).
+
+    A served model (``openai+URL#MODEL``) is labelled by its model name, not its URL.
+    """
+    if name.startswith("openai+") and "#" in name:
+        name = name.split("#", 1)[1] or name
     path = name.replace("\\", "/").rstrip("/")
     stem = path.rsplit("/", 1)[-1] or name
     if stem.lower() in {"model", "models", "snapshot", "latest"} and "/" in path:
@@ -63,8 +68,8 @@ class NiahConfig:
     ``(128, 512)``).
 
     Attributes:
-        model: Model name on the hub, local path, ``packaged-minilm``, ``packaged-static``
-            or ``lexical:tfidf``.
+        model: Model name on the hub, local path, ``packaged-minilm``, ``packaged-static``,
+            ``lexical:tfidf`` or a served model ``openai+http(s)://HOST:PORT/v1#MODEL``.
     """
 
     model: str
@@ -91,6 +96,10 @@ class NiahConfig:
     query_prompt: str = default("query_prompt")
     doc_prompt: str = default("doc_prompt")
     max_seq_length: int | None = default("max_seq_length")
+    tokenizer: str = default("tokenizer")
+    api_key_env: str = default("api_key_env")
+    remote_concurrency: int = default("remote_concurrency")
+    remote_timeout: float = default("remote_timeout")
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():

@@ -19,7 +19,14 @@ from typing import Any, Literal
 
 from pytest_niah.config import parsers as p
 from pytest_niah.config import paths
-from pytest_niah.config.vocabulary import ARMS, DTYPES, ORDERS, SCORINGS
+from pytest_niah.config.vocabulary import (
+    ARMS,
+    COMPARED,
+    DTYPES,
+    INCONCLUSIVE,
+    ORDERS,
+    SCORINGS,
+)
 from pytest_niah.errors import ConfigError
 
 PREFIX = "--niah-"
@@ -126,9 +133,9 @@ OPTIONS: tuple[Option, ...] = (
         "model",
         p.parse_text,
         (),
-        "Embedding model to test: a hub name, a local folder, 'packaged-minilm' or "
-        "'lexical:tfidf', optionally as LABEL=NAME; repeat for several models. Without it "
-        "pytest-niah does nothing.",
+        "Embedding model to test: a hub name, a local folder, 'packaged-minilm', "
+        "'lexical:tfidf' or a served one as openai+http(s)://HOST:PORT/v1#MODEL, optionally "
+        "as LABEL=NAME; repeat for several models. Without it pytest-niah does nothing.",
         metavar="NAME|PATH|LABEL=NAME",
         repeat=True,
         ini=None,
@@ -274,7 +281,9 @@ OPTIONS: tuple[Option, ...] = (
         "max-seq-length",
         p.optional_int_parser(1),
         None,
-        "Override the model's window in tokens (e.g. to simulate a shorter model).",
+        "Override the model's window in tokens, special tokens included (e.g. to simulate a "
+        "shorter model); give a remote model's when neither its server nor its tokenizer folder "
+        "says it.",
         metavar="N",
         default_text="the model's own",
     ),
@@ -317,6 +326,38 @@ OPTIONS: tuple[Option, ...] = (
         default_text="the model's own document prompt",
     ),
     _opt(
+        "tokenizer",
+        p.parse_text,
+        "",
+        "The tokenizer of a remote model (openai+URL#MODEL), for haystacks of exact token "
+        "lengths: a folder with tokenizer.json, a tokenizer.json file, 'packaged-minilm', or "
+        "a hub name in the local Hugging Face cache. Required for remote models.",
+        metavar="NAME|PATH",
+        default_text="none (required with an openai+ model)",
+    ),
+    _opt(
+        "api-key-env",
+        p.parse_env_name,
+        "OPENAI_API_KEY",
+        "Environment variable holding a remote model's API key, sent as 'Authorization: "
+        "Bearer'; the key is never written to results, logs or reports. Unset: no key is sent.",
+        metavar="NAME",
+    ),
+    _opt(
+        "remote-concurrency",
+        p.int_parser(1),
+        4,
+        "Most requests in flight to a remote model's server at once.",
+        metavar="N",
+    ),
+    _opt(
+        "remote-timeout",
+        p.parse_seconds,
+        60.0,
+        "Seconds to wait for one response of a remote model's server before retrying it.",
+        metavar="SECONDS",
+    ),
+    _opt(
         "cache-dir",
         p.parse_text,
         "",
@@ -354,11 +395,13 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
     ),
     _opt(
-        "gate-on",
-        p.choice_parser(("point", "lower")),
-        "point",
-        "Gate the metric's point value, or the lower end of its 95% bootstrap interval.",
-        metavar="point|lower",
+        "inconclusive",
+        p.choice_parser(INCONCLUSIVE),
+        "auto",
+        "What a gate does when its 95% interval cannot tell: auto fails it when the point "
+        "estimate is past the limit and warns otherwise (never weaker than a point gate); "
+        "fail, warn or pass always.",
+        metavar="auto|fail|warn|pass",
         experiment=False,
     ),
     _opt(
@@ -381,10 +424,20 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
     ),
     _opt(
+        "save-overwrite",
+        p.parse_bool,
+        False,
+        "Let --niah-save replace a run saved under the same name (otherwise refused).",
+        flag=True,
+        ini=None,
+        experiment=False,
+    ),
+    _opt(
         "compare",
         p.parse_text,
         "",
-        "Compare with a saved run NAME or a results/run file PATH, paired on identical cells.",
+        "Compare with a saved run NAME, a results/run file PATH, or 'previous' (the newest "
+        "run of the model saved on this kind of machine), paired on identical cells.",
         metavar="NAME|PATH",
         experiment=False,
     ),
@@ -396,6 +449,18 @@ OPTIONS: tuple[Option, ...] = (
         "'auc:0.02' (absolute drop), 'ratio:5%' (relative drop), comma-separated; metrics "
         "norm, ratio, auc, sep, effect.",
         metavar="EXPR,...",
+        experiment=False,
+        default_text="none",
+    ),
+    _opt(
+        "compare-allow",
+        p.choices_parser(COMPARED),
+        (),
+        "Compare with a baseline that differs in these fields (comma list), e.g. "
+        "'tokenizer' to compare models with different tokenizers; any other difference is "
+        "refused.",
+        metavar="FIELDS",
+        ini="linelist",
         experiment=False,
         default_text="none",
     ),
@@ -452,6 +517,38 @@ OPTIONS: tuple[Option, ...] = (
         "",
         "Write the results to this JSON file (FILE.<label>.json per model when several).",
         metavar="FILE",
+        ini=None,
+        experiment=False,
+        path_unless="",
+    ),
+    _opt(
+        "shard",
+        p.parse_shard,
+        None,
+        "Embed only job K's share of N (balanced by tokens) into a part file in "
+        "--niah-shard-dir, and run no gates: one job of a CI matrix.",
+        metavar="K/N",
+        ini=None,
+        experiment=False,
+        default_text="none",
+    ),
+    _opt(
+        "shard-dir",
+        p.parse_text,
+        "",
+        "Folder the --niah-shard job writes its part file to (DIR/LABEL/ when several models).",
+        metavar="DIR",
+        ini=None,
+        experiment=False,
+        path_unless="",
+    ),
+    _opt(
+        "from-shards",
+        p.parse_text,
+        "",
+        "Gate and report from the part files of every --niah-shard job gathered in DIR, "
+        "loading no model.",
+        metavar="DIR",
         ini=None,
         experiment=False,
         path_unless="",

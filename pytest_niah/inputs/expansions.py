@@ -7,9 +7,11 @@ question to its one-hop answer). The order matters: the first ``N`` terms are th
 prefixes of one list (see :data:`EXPANSION_SIZES` and :func:`arm_size`).
 
 The built-in set ships as ``pytest_niah/data/expansions.json``; custom sets use the
-same JSON schema (``schema_version`` 1) and are loaded with :func:`load_expansions`.
-Every problem in a file raises :class:`ExpansionError` naming the file, the group,
-the field and the fix.
+same format (``schema_version`` 1, published as the JSON Schema
+``pytest_niah/data/schemas/expansion-set.schema.json``) and are loaded with
+:func:`load_expansions`. The format is defined by the pydantic models of
+:mod:`pytest_niah.inputs.schema`; every problem in a file raises one
+:class:`ExpansionError` naming the file, the group, the field and the fix.
 """
 
 from __future__ import annotations
@@ -24,40 +26,46 @@ import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, NoReturn
+from typing import Any
+
+from pydantic import ValidationError
 
 from pytest_niah.errors import ExpansionError
-from pytest_niah.inputs.jsonfile import (
-    duplicate_key_problem,
-    json_type,
-    parse_json,
-    read_json,
-)
+from pytest_niah.inputs.jsonfile import check_value, duplicate_key_problem, parse_json, read_json
+from pytest_niah.inputs.schema import SCHEMA_VERSION, SLUG_PATTERN, ExpansionSetModel, to_error
 
 __all__ = [
     "EXPANSION_SIZES",
     "SCHEMA_VERSION",
     "ExpansionError",
     "ExpansionSet",
+    "UnknownExpansionGroup",
     "arm_size",
     "builtin_expansions",
     "load_expansions",
 ]
 
 EXPANSION_SIZES = (100, 150, 250)
-SCHEMA_VERSION = 1
 
 BUILTIN = "builtin"
-GROUP_ID_RE = re.compile(r"[a-z]+-[0-9]{2}")
+_GROUP_ID_RE = re.compile(SLUG_PATTERN)
 
-_TOP_REQUIRED = ("schema_version", "name", "expansions")
-_TOP_OPTIONAL = ("description",)
 _UNEXPANDED_ARMS = ("onehop", "literal")
 _EXPAND_ARM_RE = re.compile(r"expand([1-9][0-9]*)")
 
 
 _error = ExpansionError.at
-_json_type = json_type
+_IDS_SHOWN = 12
+
+
+class UnknownExpansionGroup(ExpansionError, KeyError):
+    """An expansion set has no terms for a needle group.
+
+    A :class:`ExpansionError` (the plugin reports it as one clear message) and a
+    ``KeyError`` (what a lookup of a missing group raises).
+    """
+
+    __str__ = ExpansionError.__str__
 
 
 def _frozen_terms(terms: Mapping[str, Sequence[str]]) -> Mapping[str, tuple[str, ...]]:
@@ -95,17 +103,24 @@ class ExpansionSet:
         """Return the ordered expansion terms of one group.
 
         Raises:
-            KeyError: If the set has no terms for this group (the message lists the
-                valid ids).
+            UnknownExpansionGroup: If the set has no terms for this group (an
+                :class:`ExpansionError` and a ``KeyError``; the message lists the valid ids).
         """
         try:
             return self.terms[group_id]
         except KeyError:
             hint = difflib.get_close_matches(str(group_id), self.ids, n=1)
             maybe = f" (did you mean '{hint[0]}'?)" if hint else ""
-            raise KeyError(
-                f"Expansion set '{self.source}' has no terms for group {group_id!r}{maybe}; "
-                f"add them to the file or pick one of: {', '.join(self.ids)}."
+            shown = ", ".join(self.ids[:_IDS_SHOWN]) + (
+                ", ..." if len(self.ids) > _IDS_SHOWN else ""
+            )
+            raise UnknownExpansionGroup.at(
+                self.source,
+                f"the set has no terms for this group{maybe}.",
+                f"add the group's terms to the file, or select only groups it has terms for "
+                f"({shown}), or leave the expandN arms out of --niah-arms.",
+                group=str(group_id),
+                field="expansions",
             ) from None
 
     def expand(self, question: str, group_id: str, size: int) -> str:
@@ -119,7 +134,7 @@ class ExpansionSet:
             size: How many terms to add (a positive integer).
 
         Raises:
-            KeyError: If the set has no terms for the group.
+            UnknownExpansionGroup: If the set has no terms for the group.
             ExpansionError: If ``size`` is not a positive integer, or the group has
                 fewer than ``size`` terms.
         """
@@ -169,163 +184,23 @@ class ExpansionSet:
         Raises:
             ExpansionError: If anything in the mapping breaks the schema.
         """
-        if not isinstance(data, Mapping):
-            _fail(
-                source,
-                f"expected a JSON object at the top level, got {_json_type(data)}.",
-                'make the file one JSON object: {"schema_version": 1, "name": ..., '
-                '"expansions": {...}}.',
-            )
-        _check_version(source, data)
-        _check_keys(source, data)
-        name = data["name"]
-        if not isinstance(name, str) or not name.strip():
-            _fail(source, "expected a non-empty string.", "write the set's name.", field="name")
-        description = data.get("description", "")
-        if not isinstance(description, str):
-            _fail(
-                source,
-                f"expected a string, got {_json_type(description)}.",
-                "write the description as one JSON string.",
-                field="description",
-            )
+        check_value(data, source, ExpansionError)
+        plain = dict(data) if isinstance(data, Mapping) and not isinstance(data, dict) else data
+        try:
+            model = ExpansionSetModel.model_validate(plain)
+        except ValidationError as exc:
+            raise to_error(
+                exc, data, source=source, error=ExpansionError, kind="expansion-set"
+            ) from None
         return cls(
-            name=name,
+            name=model.name,
             source=source,
-            terms=_parse_expansions(source, data["expansions"]),
-            description=description,
+            terms={
+                group_id: tuple(term.strip() for term in terms)
+                for group_id, terms in model.expansions.items()
+            },
+            description=model.description,
         )
-
-
-def _fail(
-    source: str, problem: str, fix: str, *, group: str | None = None, field: str | None = None
-) -> NoReturn:
-    raise _error(source, problem, fix, group=group, field=field)
-
-
-def _check_version(source: str, top: Mapping[str, Any]) -> None:
-    if "schema_version" not in top:
-        _fail(
-            source,
-            "the required top-level key is missing.",
-            f'add "schema_version": {SCHEMA_VERSION}.',
-            field="schema_version",
-        )
-    version = top["schema_version"]
-    # True == 1 in Python, so booleans are ruled out explicitly.
-    if isinstance(version, bool) or version != SCHEMA_VERSION:
-        _fail(
-            source,
-            f"unsupported schema version {version!r}; this pytest-niah reads version "
-            f"{SCHEMA_VERSION}.",
-            f'set "schema_version": {SCHEMA_VERSION} and check the file against the '
-            "documented schema.",
-            field="schema_version",
-        )
-
-
-def _check_keys(source: str, top: Mapping[str, Any]) -> None:
-    """Reject missing required keys and unknown (usually misspelled) keys."""
-    allowed = (*_TOP_REQUIRED, *_TOP_OPTIONAL)
-    for key in top:
-        if key not in allowed:
-            hint = difflib.get_close_matches(str(key), allowed, n=1)
-            fix = f"rename it to '{hint[0]}' if that was meant" if hint else "remove it"
-            _fail(
-                source,
-                "unknown top-level key (keys are checked to catch typos).",
-                f"{fix}; the allowed keys are: {', '.join(allowed)}.",
-                field=str(key),
-            )
-    # Unknown keys first: a misspelled key also leaves a required one missing.
-    for key in _TOP_REQUIRED:
-        if key not in top:
-            _fail(source, "the required top-level key is missing.", f'add "{key}".', field=key)
-
-
-def _parse_expansions(source: str, value: object) -> dict[str, tuple[str, ...]]:
-    if not isinstance(value, Mapping):
-        _fail(
-            source,
-            f"expected an object mapping group ids to term lists, got {_json_type(value)}.",
-            'make it a JSON object: {"dietary-01": ["term", ...], ...}.',
-            field="expansions",
-        )
-    if not value:
-        _fail(
-            source,
-            "the set has no groups.",
-            "add at least one group id with its terms.",
-            field="expansions",
-        )
-    parsed: dict[str, tuple[str, ...]] = {}
-    for group_id, items in value.items():
-        if not isinstance(group_id, str) or not GROUP_ID_RE.fullmatch(group_id):
-            _fail(
-                source,
-                f"the group id {group_id!r} does not match the pattern ^[a-z]+-[0-9]{{2}}$.",
-                "use the needle group's id, e.g. 'location-01'.",
-                group=str(group_id),
-                field="expansions",
-            )
-        parsed[group_id] = _parse_terms(source, group_id, items)
-    return parsed
-
-
-def _parse_terms(source: str, group_id: str, value: object) -> tuple[str, ...]:
-    """Validate one group's term list; return the terms stripped, in order."""
-    path = f"expansions.{group_id}"
-    if not isinstance(value, list):
-        _fail(
-            source,
-            f"expected an array of terms, got {_json_type(value)}.",
-            'make it a JSON array of strings, most relevant first: ["term", ...].',
-            group=group_id,
-            field=path,
-        )
-    if not value:
-        _fail(
-            source, "the term list is empty.", "add the group's terms.", group=group_id, field=path
-        )
-    terms: list[str] = []
-    first_seen: dict[str, int] = {}
-    duplicates: list[str] = []
-    for index, item in enumerate(value):
-        where = f"{path}[{index}]"
-        if not isinstance(item, str) or not item.strip():
-            got = "an empty string" if isinstance(item, str) else _json_type(item)
-            _fail(
-                source,
-                f"expected a non-empty string, got {got}.",
-                "write every term as a non-empty JSON string.",
-                group=group_id,
-                field=where,
-            )
-        term = item.strip()
-        if "{" in term or "}" in term:
-            # A brace usually means a needle template ({name}) was pasted in by mistake.
-            _fail(
-                source,
-                f"the term {term!r} contains a brace.",
-                "write plain words; expansion terms take no placeholders.",
-                group=group_id,
-                field=where,
-            )
-        key = term.casefold()
-        if key in first_seen:
-            duplicates.append(f"{term!r} (items {first_seen[key]} and {index})")
-        else:
-            first_seen[key] = index
-        terms.append(term)
-    if duplicates:
-        _fail(
-            source,
-            f"duplicate terms (compared case-insensitively): {', '.join(duplicates)}.",
-            "keep each term once; a repeat would count twice in the first-N expansions.",
-            group=group_id,
-            field=path,
-        )
-    return tuple(terms)
 
 
 def arm_size(arm: str) -> int | None:
@@ -390,7 +265,7 @@ def load_expansions(path: str | os.PathLike[str] | None = None) -> ExpansionSet:
 
 
 def _duplicate_key(source: str, key: str) -> ExpansionError:
-    group = key if GROUP_ID_RE.fullmatch(key) else None
+    group = key if _GROUP_ID_RE.fullmatch(key) else None
     return _error(
         source,
         duplicate_key_problem(key),

@@ -93,7 +93,7 @@ def gutenberg_books() -> tuple[PinnedBook, ...]:
     Raises:
         CorpusError: If the package data is missing or malformed.
     """
-    resource = resources.files("pytest_niah").joinpath("data", "gutenberg.json")
+    resource = resources.files("pytest_niah") / "data" / "gutenberg.json"
     try:
         entries = json.loads(resource.read_text(encoding="utf-8"))["books"]
         return tuple(_pinned_book(entry) for entry in entries)

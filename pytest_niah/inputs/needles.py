@@ -6,12 +6,15 @@ word order. A template holds the placeholder ``{name}`` exactly once; it is fill
 with a character name drawn (seeded) from the set's name list.
 
 One-hop needles must share no content word with their question (that is the point
-of the benchmark), so loading a set checks it with :func:`shared_content_words`.
+of the benchmark), and no character name may be a word of a group's question, keywords
+or answer cues; :mod:`pytest_niah.inputs.words` says when two words are the same.
 
-The built-in set ships as ``pytest_niah/data/needles.json``; custom sets use the
-same JSON schema (``schema_version`` 1) and are loaded with :func:`load_needle_set`.
-Every problem in a set raises :class:`NeedleSetError` naming the file, the group,
-the field and the fix.
+The built-in set ships as ``pytest_niah/data/needles.json``; custom sets use the same
+format (``schema_version`` 1, published as the JSON Schema
+``pytest_niah/data/schemas/needle-set.schema.json``) and are loaded with
+:func:`load_needle_set`. The format is defined by the pydantic models of
+:mod:`pytest_niah.inputs.schema`; every problem in a set raises one
+:class:`NeedleSetError` naming the file, the group, the field and the fix.
 """
 
 from __future__ import annotations
@@ -22,14 +25,16 @@ import functools
 import hashlib
 import json
 import os
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, NoReturn
+from typing import Any
+
+from pydantic import ValidationError
 
 from pytest_niah.errors import NeedleSetError
-from pytest_niah.inputs.jsonfile import json_type, parse_json, read_json
+from pytest_niah.inputs.jsonfile import check_value, parse_json, read_json
+from pytest_niah.inputs.schema import SCHEMA_VERSION, GroupModel, NeedleSetModel, to_error
 from pytest_niah.inputs.words import NAME_PLACEHOLDER, content_words, shared_content_words
 
 __all__ = [
@@ -48,80 +53,10 @@ __all__ = [
 
 NEEDLE_KINDS = ("onehop", "literal")
 NEEDLE_ORDERS = ("default", "inverted")
-SCHEMA_VERSION = 1
 
 BUILTIN = "builtin"
-GROUP_ID_RE = re.compile(r"[a-z]+-[0-9]{2}")
-
-_TOP_REQUIRED = ("schema_version", "name", "groups")
-_TOP_OPTIONAL = ("description", "names")
-_GROUP_REQUIRED = ("id", "category", "question", "keywords", "answer_cues", "needles")
-_GROUP_OPTIONAL = ("expansion_terms",)
-
 
 _error = NeedleSetError.at
-_json_type = json_type
-
-
-@dataclass(frozen=True)
-class _Context:
-    """Where validation is looking: the source file and, inside a group, its label."""
-
-    source: str
-    group: str | None = None
-
-    def fail(self, field: str | None, problem: str, fix: str) -> NoReturn:
-        raise _error(self.source, problem, fix, group=self.group, field=field)
-
-    def mapping(self, value: object, field: str | None) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            self.fail(
-                field,
-                f"expected a JSON object, got {_json_type(value)}.",
-                "make it a JSON object: {...}.",
-            )
-        return value
-
-    def text(self, value: object, field: str) -> str:
-        if not isinstance(value, str) or not value.strip():
-            got = "an empty string" if isinstance(value, str) else _json_type(value)
-            self.fail(field, f"expected a non-empty string, got {got}.", "write a text value.")
-        return value
-
-    def words(
-        self, value: object, field: str, *, allow_empty: bool, lowercase: bool = True
-    ) -> tuple[str, ...]:
-        """Validate a list of words; return them stripped, deduplicated, maybe lowercased."""
-        if not isinstance(value, list):
-            self.fail(
-                field,
-                f"expected an array of strings, got {_json_type(value)}.",
-                'make it a JSON array of strings, e.g. ["word"].',
-            )
-        if not value and not allow_empty:
-            self.fail(field, "the list is empty.", "add at least one lowercase word.")
-        items = [self.text(item, f"{field}[{i}]") for i, item in enumerate(value)]
-        cleaned = (item.strip().lower() if lowercase else item.strip() for item in items)
-        return tuple(dict.fromkeys(cleaned))
-
-    def keys(
-        self, data: Mapping[str, Any], required: Sequence[str], optional: Sequence[str]
-    ) -> None:
-        """Reject missing required keys and unknown (usually misspelled) keys."""
-        prefix = "" if self.group is not None else "top-level "
-        for key in required:
-            if key not in data:
-                self.fail(key, f"the required {prefix}key is missing.", f'add "{key}".')
-        allowed = (*required, *optional)
-        for key in data:
-            if key not in allowed:
-                hint = difflib.get_close_matches(str(key), allowed, n=1)
-                fix = f"rename it to '{hint[0]}' if that was meant" if hint else "remove it"
-                self.fail(
-                    str(key),
-                    f"unknown {prefix}key (keys are checked to catch typos).",
-                    f"{fix}; the allowed keys are: {', '.join(allowed)}.",
-                )
 
 
 @dataclass(frozen=True)
@@ -129,8 +64,8 @@ class NeedleGroup:
     """One question and its four needle templates.
 
     Attributes:
-        id: ``category-NN``, e.g. ``location-01``.
-        category: Lowercase category id, e.g. ``dietary``.
+        id: A slug unique in the set, e.g. ``location-01`` or ``fast-food-01``.
+        category: A slug, e.g. ``dietary``; need not be the id's prefix.
         question: The "Which character ...?" question.
         keywords: The question's distinctive key words (lowercase), for the leak audit.
         answer_cues: Words that give the one-hop answer away (lowercase), also audited.
@@ -200,128 +135,42 @@ class NeedleGroup:
         Raises:
             NeedleSetError: If any field is missing, mistyped or breaks a rule.
         """
-        return _parse_group(data, source=source, label=None)
+        check_value(data, source, NeedleSetError)
+        try:
+            model = GroupModel.model_validate(_plain(data))
+        except ValidationError as exc:
+            raise to_error(
+                exc, data, source=source, error=NeedleSetError, kind="needle-group"
+            ) from None
+        return _group(model)
 
 
-def _parse_group(data: object, *, source: str, label: str | None) -> NeedleGroup:
-    """Validate one group; ``label`` names it in errors until its id is known."""
-    ctx = _Context(source, _group_label(data, label))
-    group = ctx.mapping(data, None)
-    ctx.keys(group, _GROUP_REQUIRED, _GROUP_OPTIONAL)
-    group_id = _parse_id(ctx, group["id"])
-    category = _parse_category(ctx, group["category"], group_id)
-    question = ctx.text(group["question"], "question")
-    needles = _parse_needles(ctx, group["needles"])
-    _check_onehop(ctx, question, needles)
+def _plain(data: object) -> object:
+    """A mapping as a dict (strict validation takes dicts only); anything else as it is."""
+    return dict(data) if isinstance(data, Mapping) and not isinstance(data, dict) else data
+
+
+def _words(items: Sequence[str], *, lowercase: bool = True) -> tuple[str, ...]:
+    """Strip (and lowercase) a validated word list and drop repeats, keeping the order."""
+    cleaned = (item.strip().lower() if lowercase else item.strip() for item in items)
+    return tuple(dict.fromkeys(cleaned))
+
+
+def _group(model: GroupModel) -> NeedleGroup:
+    """The public group of a validated group model."""
     return NeedleGroup(
-        id=group_id,
-        category=category,
-        question=question,
-        keywords=ctx.words(group["keywords"], "keywords", allow_empty=False),
-        answer_cues=ctx.words(group["answer_cues"], "answer_cues", allow_empty=True),
-        needles=needles,
-        expansion_terms=ctx.words(
-            group.get("expansion_terms", []), "expansion_terms", allow_empty=True, lowercase=False
+        id=model.id,
+        category=model.category,
+        question=model.question,
+        keywords=_words(model.keywords),
+        answer_cues=_words(model.answer_cues),
+        needles=tuple(
+            (kind, order, getattr(getattr(model.needles, kind), order))
+            for kind in NEEDLE_KINDS
+            for order in NEEDLE_ORDERS
         ),
+        expansion_terms=_words(model.expansion_terms, lowercase=False),
     )
-
-
-def _group_label(data: object, fallback: str | None) -> str:
-    """Name a group by its id when that is a usable string, else by its position."""
-    if isinstance(data, Mapping):
-        group_id = data.get("id")
-        if isinstance(group_id, str) and GROUP_ID_RE.fullmatch(group_id):
-            return group_id
-    return fallback or "<unknown id>"
-
-
-def _parse_id(ctx: _Context, value: object) -> str:
-    group_id = ctx.text(value, "id")
-    if not GROUP_ID_RE.fullmatch(group_id):
-        ctx.fail(
-            "id",
-            f"'{group_id}' does not match the pattern ^[a-z]+-[0-9]{{2}}$.",
-            "use the category plus a two-digit number, e.g. 'location-01'.",
-        )
-    return group_id
-
-
-def _parse_category(ctx: _Context, value: object, group_id: str) -> str:
-    category = ctx.text(value, "category")
-    prefix = group_id.rsplit("-", 1)[0]
-    if category != prefix:
-        ctx.fail(
-            "category",
-            f"'{category}' differs from the id's prefix '{prefix}'.",
-            f"set category to '{prefix}' or rename the id to '{category}-NN'.",
-        )
-    return category
-
-
-def _parse_needles(ctx: _Context, value: object) -> tuple[tuple[str, str, str], ...]:
-    """Validate the needles object: every kind, every order, one placeholder each."""
-    needles = ctx.mapping(value, "needles")
-    _exact_keys(ctx, needles, "needles", NEEDLE_KINDS)
-    parsed = []
-    for kind in NEEDLE_KINDS:
-        orders = ctx.mapping(needles[kind], f"needles.{kind}")
-        _exact_keys(ctx, orders, f"needles.{kind}", NEEDLE_ORDERS)
-        for order in NEEDLE_ORDERS:
-            path = f"needles.{kind}.{order}"
-            parsed.append((kind, order, _parse_template(ctx, orders[order], path)))
-    return tuple(parsed)
-
-
-def _exact_keys(ctx: _Context, data: Mapping[str, Any], path: str, keys: Sequence[str]) -> None:
-    for key in keys:
-        if key not in data:
-            ctx.fail(f"{path}.{key}", "the entry is missing.", f'add "{key}": "...{{name}}...".')
-    for key in data:
-        if key not in keys:
-            ctx.fail(
-                f"{path}.{key}",
-                "unknown key.",
-                f"remove or rename it; the allowed keys are: {', '.join(keys)}.",
-            )
-
-
-def _parse_template(ctx: _Context, value: object, path: str) -> str:
-    template = ctx.text(value, path)
-    count = template.count(NAME_PLACEHOLDER)
-    if count != 1:
-        ctx.fail(
-            path,
-            f"the needle must contain the placeholder {NAME_PLACEHOLDER} exactly once, "
-            f"found it {count} times in {template!r}.",
-            f"write {NAME_PLACEHOLDER} (lowercase, in braces) once where the character's "
-            "name goes.",
-        )
-    rest = template.replace(NAME_PLACEHOLDER, "")
-    if "{" in rest or "}" in rest:
-        ctx.fail(
-            path,
-            f"the needle has a stray brace besides {NAME_PLACEHOLDER}: {template!r}.",
-            f"remove the brace or fix the misspelled placeholder; only {NAME_PLACEHOLDER} "
-            "is allowed.",
-        )
-    return template
-
-
-def _check_onehop(ctx: _Context, question: str, needles: Iterable[tuple[str, str, str]]) -> None:
-    """Reject one-hop needles that share a content word with the question (a literal match)."""
-    for kind, order, template in needles:
-        if kind != "onehop":
-            continue
-        shared = shared_content_words(question, template)
-        if shared:
-            ctx.fail(
-                f"needles.onehop.{order}",
-                f"the one-hop needle shares the content word(s) {', '.join(sorted(shared))} "
-                f"(stemmed) with the question {question!r}.",
-                "reword the needle so it answers the question only through world knowledge "
-                "(no word, or word form, of the question); a needle that repeats the "
-                "question's words belongs in needles.literal.",
-            )
 
 
 @dataclass(frozen=True)
@@ -432,100 +281,26 @@ class NeedleSet:
         Raises:
             NeedleSetError: If anything in the mapping breaks the schema or a rule.
         """
-        ctx = _Context(source)
-        top = ctx.mapping(data, None)
-        _check_version(ctx, top)
-        ctx.keys(top, _TOP_REQUIRED, _TOP_OPTIONAL)
-        description = top.get("description", "")
-        if not isinstance(description, str):
-            ctx.fail(
-                "description",
-                f"expected a string, got {_json_type(description)}.",
-                "write the description as one JSON string.",
-            )
+        check_value(data, source, NeedleSetError)
+        context: dict[str, Any] = {}
+        if source == BUILTIN:
+            context["require_names"] = True
+        elif isinstance(data, Mapping) and "names" not in data:
+            context["default_names"] = builtin_needle_set().names
+        try:
+            model = NeedleSetModel.model_validate(_plain(data), context=context)
+        except ValidationError as exc:
+            raise to_error(
+                exc, data, source=source, error=NeedleSetError, kind="needle-set"
+            ) from None
+        names = tuple(model.names) if "names" in model.model_fields_set else None
         return cls(
-            name=ctx.text(top["name"], "name"),
-            groups=_parse_groups(ctx, top["groups"]),
-            names=_parse_names(ctx, top),
+            name=model.name,
+            groups=tuple(_group(group) for group in model.groups),
+            names=names if names is not None else builtin_needle_set().names,
             source=source,
-            description=description,
+            description=model.description,
         )
-
-
-def _check_version(ctx: _Context, top: Mapping[str, Any]) -> None:
-    if "schema_version" not in top:
-        ctx.fail(
-            "schema_version",
-            "the required top-level key is missing.",
-            f'add "schema_version": {SCHEMA_VERSION}.',
-        )
-    version = top["schema_version"]
-    if isinstance(version, bool) or version != SCHEMA_VERSION:
-        ctx.fail(
-            "schema_version",
-            f"unsupported schema version {version!r}; this pytest-niah reads version "
-            f"{SCHEMA_VERSION}.",
-            f'set "schema_version": {SCHEMA_VERSION} and check the file against the '
-            "documented schema.",
-        )
-
-
-def _parse_groups(ctx: _Context, value: object) -> tuple[NeedleGroup, ...]:
-    if not isinstance(value, list):
-        ctx.fail(
-            "groups",
-            f"expected an array of groups, got {_json_type(value)}.",
-            "make it a JSON array of group objects: [{...}, ...].",
-        )
-    if not value:
-        ctx.fail("groups", "the set has no groups.", "add at least one needle group.")
-    groups: list[NeedleGroup] = []
-    seen: set[str] = set()
-    for index, item in enumerate(value):
-        group = _parse_group(item, source=ctx.source, label=f"groups[{index}]")
-        if group.id in seen:
-            raise _error(
-                ctx.source,
-                f"the id is used by more than one group (again at groups[{index}]).",
-                "give every group its own id, e.g. by raising the two-digit number.",
-                group=group.id,
-                field="id",
-            )
-        seen.add(group.id)
-        groups.append(group)
-    return tuple(groups)
-
-
-def _parse_names(ctx: _Context, top: Mapping[str, Any]) -> tuple[str, ...]:
-    """Validate ``names``; when absent, fall back to the built-in names."""
-    if "names" not in top:
-        if ctx.source == BUILTIN:
-            ctx.fail("names", "the built-in set must list its names.", "add a names array.")
-        return builtin_needle_set().names
-    value = top["names"]
-    if not isinstance(value, list) or not value:
-        got = "an empty array" if isinstance(value, list) else _json_type(value)
-        ctx.fail(
-            "names",
-            f"expected a non-empty array of names, got {got}.",
-            "list character first names, or leave out the names key to use the built-in names.",
-        )
-    names = tuple(_parse_name(ctx, item, f"names[{i}]") for i, item in enumerate(value))
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        ctx.fail(
-            "names",
-            f"duplicate names: {', '.join(duplicates)}.",
-            "list each name once (duplicates would skew the seeded name draw).",
-        )
-    return names
-
-
-def _parse_name(ctx: _Context, value: object, path: str) -> str:
-    name = ctx.text(value, path)
-    if name != name.strip() or "{" in name or "}" in name:
-        ctx.fail(path, f"bad name {name!r}.", "use a plain name without braces or edge spaces.")
-    return name
 
 
 @functools.cache

@@ -1,8 +1,38 @@
-"""The typed rows a measurement produces: scored cases, negatives, metric rows, intervals."""
+"""The typed rows a measurement produces: scored cases, negatives, metric rows, intervals.
+
+Plain frozen dataclasses, cheap to build by the thousand. Their float fields are
+:data:`Score`: NaN where undefined, written as ``null`` in JSON; the results file's schema is
+generated from these classes (:mod:`pytest_niah.results.schema`).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, PlainSerializer
+
+
+def _nan_from_null(value: Any) -> Any:
+    if value is None:
+        return math.nan
+    if isinstance(value, float) and not math.isfinite(value):
+        # The file format spells an undefined score null, and has no infinity.
+        raise ValueError("a score is a finite number, or null where undefined")
+    return value
+
+
+def _null_from_nan(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+# A float that may be undefined (NaN); JSON null (never NaN or Infinity).
+Score = Annotated[
+    float,
+    BeforeValidator(_nan_from_null, json_schema_input_type=float | None),
+    PlainSerializer(_null_from_nan, return_type=float | None),
+]
 
 
 @dataclass(frozen=True)
@@ -15,9 +45,14 @@ class CaseResult:
         truncated: The needle starts past the tokens the model reads.
         cos_qh: cos(question, haystack).
         cos_qn: cos(question, needle embedded alone).
-        normalized: cos_qh / cos_qn (NaN when cos_qn <= 0).
-        control_score: Mean cos(question, same-length no-needle controls of this question).
+        normalized: cos_qh / cos_qn; NaN where cos_qn is below the floor (see
+            :data:`pytest_niah.measure.metrics.NORMALIZED_FLOOR`).
+        control_score: cos(question, the control sharing this haystack's filler).
         found: The haystack outscores its control.
+        control_id: That control.
+        unread: The model reads exactly what it reads of that control: the needle is
+            invisible to it by construction (scores tie; the case counts one half).
+        duplicate_of: The case with the same haystack, where positions shared an offset.
         problem: Why the case's data is invalid (e.g. a non-finite embedding), else ``None``.
     """
 
@@ -29,28 +64,32 @@ class CaseResult:
     order: str
     length: int
     position: int
-    relative_position: float
+    relative_position: Score
     name: str
     needle_offset: int
     needle_tokens: int
     truncated: bool
-    cos_qh: float
-    cos_qn: float
-    normalized: float
-    control_score: float
+    cos_qh: Score
+    cos_qn: Score
+    normalized: Score
+    control_score: Score
     found: bool
+    control_id: str = ""
+    unread: bool = False
+    duplicate_of: str | None = None
     problem: str | None = None
 
 
 @dataclass(frozen=True)
 class NegativeScores:
-    """One question's scores against every no-needle control of one length (its negatives)."""
+    """One question's scores against its negatives: every control of one length, by id."""
 
     arm: str
     scoring: str
     group_id: str
     length: int
-    scores: tuple[float, ...]
+    control_ids: tuple[str, ...]
+    scores: tuple[Score, ...]
 
 
 @dataclass(frozen=True)
@@ -59,6 +98,14 @@ class MetricRow:
 
     ``by`` names the split (``length``, ``category``, ``order``, ``position``) and ``key``
     the slice within it (empty for ``length``). Two-sample metrics are per-question means.
+
+    Attributes:
+        auc: AUC with unread cases counted one half (the gated AUC).
+        auc_study: AUC as the study computes it: unread cases ranked as they happen to score.
+        unread: Cases the model could not tell from their control.
+        norm_excluded: Cases left out of the normalized similarity (needle alone below the
+            floor).
+        duplicates: Cases that repeat another case's haystack (not counted).
     """
 
     arm: str
@@ -68,51 +115,62 @@ class MetricRow:
     key: str
     n_cases: int
     n_questions: int
-    cos_qh: float
-    cos_qn: float
-    normalized: float
-    comparative_ratio: float
-    auc: float
-    separation: float
-    effect_size: float
-    pearson_r: float
-    slope: float
-    begin: float
-    middle: float
-    end: float
+    cos_qh: Score
+    cos_qn: Score
+    normalized: Score
+    comparative_ratio: Score
+    auc: Score
+    auc_study: Score
+    separation: Score
+    effect_size: Score
+    pearson_r: Score
+    slope: Score
+    begin: Score
+    middle: Score
+    end: Score
     found: int
     missed: int
     truncated: int
+    unread: int
+    norm_excluded: int
+    duplicates: int
     invalid: int
 
 
 @dataclass(frozen=True)
 class IntervalRow:
-    """A 95% bootstrap interval (resampling needle groups) of one per-length metric."""
+    """A 95% bootstrap interval (resampling needle groups) of one per-length metric.
 
-    arm: str
-    scoring: str
-    length: int
-    metric: str
-    point: float
-    low: float
-    high: float
-
-
-@dataclass(frozen=True)
-class RetrievalRow:
-    """The retrieval view of one length: each needle haystack ranked among all haystacks.
-
-    A case's haystack competes with every haystack of its length except its own
-    question's other needle haystacks; acc@1, MRR and nDCG@10 are means over cases.
+    Attributes:
+        se: Standard deviation of the bootstrap replicates: the metric's standard error.
+        groups: Needle groups resampled.
     """
 
     arm: str
     scoring: str
     length: int
-    acc_at_1: float
-    mrr: float
-    ndcg_at_10: float
+    metric: str
+    point: Score
+    low: Score
+    high: Score
+    se: Score = math.nan
+    groups: int = 0
+
+
+@dataclass(frozen=True)
+class RetrievalRow:
+    """The retrieval view of one length: each needle haystack ranked among its negatives.
+
+    A case's haystack competes with every control of its length (the question's negatives);
+    acc@1, MRR and nDCG@10 are means over cases.
+    """
+
+    arm: str
+    scoring: str
+    length: int
+    acc_at_1: Score
+    mrr: Score
+    ndcg_at_10: Score
 
 
 @dataclass(frozen=True)
@@ -122,4 +180,4 @@ class EffectiveLength:
     arm: str
     scoring: str
     length: int | None
-    reference_auc: float
+    reference_auc: Score

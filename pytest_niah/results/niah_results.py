@@ -1,22 +1,23 @@
 """The one typed, immutable results object: per-case rows, per-length tables, provenance.
 
-Every test, the terminal summary and every file read this object; ``to_json`` /
-``from_json`` round-trip it exactly (floats keep every bit).
+Every test, the terminal summary and every file read this object. It is written and read
+through the file format of :mod:`pytest_niah.results.schema` (strictly validated), and
+``to_json`` / ``from_json`` round-trip it exactly (floats keep every bit; NaN is ``null``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.errors import ConfigError, ResultsError
+from pytest_niah.files import write_atomic
 from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.measure.records import (
     CaseResult,
@@ -26,8 +27,8 @@ from pytest_niah.measure.records import (
     NegativeScores,
     RetrievalRow,
 )
+from pytest_niah.results.schema import SCHEMA_VERSION, ModelInfo, ResultsDocument, validate
 
-SCHEMA_VERSION = 1
 TRACKED_PACKAGES = (
     "pytest-niah",
     "pytest",
@@ -37,21 +38,20 @@ TRACKED_PACKAGES = (
     "torch",
     "transformers",
     "sentence-transformers",
+    "tokenizers",
 )
 
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """Which model produced the scores."""
-
-    name: str
-    fingerprint: str
-    max_tokens: int | None
+__all__ = ["SCHEMA_VERSION", "ModelInfo", "NiahResults", "package_versions"]
 
 
 @dataclass(frozen=True)
 class NiahResults:
-    """Everything one experiment produced. Build with :func:`pytest_niah.engine.run_experiment`."""
+    """Everything one experiment produced. Build with :func:`pytest_niah.experiment.run_experiment`.
+
+    Attributes:
+        placement: Per length, how many needle groups had their needles between sentences or
+            between words, and how many positions shared an offset.
+    """
 
     config: NiahConfig
     model: ModelInfo
@@ -65,6 +65,7 @@ class NiahResults:
     intervals: tuple[IntervalRow, ...] = ()
     retrieval: tuple[RetrievalRow, ...] = ()
     effective_lengths: tuple[EffectiveLength, ...] = ()
+    placement: Mapping[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -119,121 +120,129 @@ class NiahResults:
 
     @property
     def _case_index(self) -> dict[str, CaseResult]:
-        index = self.__dict__.get("_index")
+        index: dict[str, CaseResult] | None = self.__dict__.get("_index")
         if index is None:
             index = {c.id: c for c in self.cases}
             object.__setattr__(self, "_index", index)
         return index
 
-    # -- serialization -------------------------------------------------------------------
+    # -- serialization ------------------------------------------------------------------------
+
+    def document(self) -> ResultsDocument:
+        """The results in their file format."""
+        return ResultsDocument.model_construct(
+            schema_version=self.schema_version,
+            config=self.config.to_dict(),
+            seed=self.seed,
+            model=self.model,
+            corpus=dict(self.corpus),
+            needle_set=dict(self.needle_set),
+            versions=dict(self.versions),
+            audit=self.audit.to_dict(),
+            placement=dict(self.placement),
+            tables=list(self.tables),
+            cases=list(self.cases),
+            negatives=list(self.negatives),
+            intervals=list(self.intervals),
+            retrieval=list(self.retrieval),
+            effective_lengths=list(self.effective_lengths),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; NaN becomes ``null``."""
-        return {
-            "schema_version": self.schema_version,
-            "config": self.config.to_dict(),
-            "seed": self.seed,
-            "model": dataclasses.asdict(self.model),
-            "corpus": dict(self.corpus),
-            "needle_set": dict(self.needle_set),
-            "versions": dict(self.versions),
-            "audit": self.audit.to_dict(),
-            "tables": [_encode(dataclasses.asdict(r)) for r in self.tables],
-            "cases": [_encode(dataclasses.asdict(c)) for c in self.cases],
-            "negatives": [_encode(dataclasses.asdict(n)) for n in self.negatives],
-            "intervals": [_encode(dataclasses.asdict(r)) for r in self.intervals],
-            "retrieval": [_encode(dataclasses.asdict(r)) for r in self.retrieval],
-            "effective_lengths": [_encode(dataclasses.asdict(r)) for r in self.effective_lengths],
-        }
+        data: dict[str, Any] = self.document().model_dump(mode="json")
+        return data
 
     def to_json(self, *, indent: int | None = 1) -> str:
         """Deterministic JSON text (sorted keys)."""
         return json.dumps(self.to_dict(), indent=indent, sort_keys=True, allow_nan=False)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write JSON atomically (a reader never sees half a file)."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(self.to_json(), encoding="utf-8")
-        os.replace(tmp, target)
-        return target
+        """Write the JSON file whole or not at all (see :func:`pytest_niah.files.write_atomic`)."""
+        return write_atomic(path, self.to_json())
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str = "<dict>") -> NiahResults:
-        """Rebuild from :meth:`to_dict` output."""
-        if not isinstance(data, Mapping):
+    def from_document(cls, document: ResultsDocument, *, source: str = "<dict>") -> NiahResults:
+        """Build from a validated document."""
+        if document.schema_version != SCHEMA_VERSION:
             raise ResultsError(
-                f"{source}: holds JSON {type(data).__name__}, not a results object; write one "
-                "with --niah-json or NiahResults.save"
-            )
-        version = data.get("schema_version")
-        if version != SCHEMA_VERSION:
-            raise ResultsError(
-                f"{source}: results schema version {version!r} is not {SCHEMA_VERSION}; "
-                "re-create the file with this pytest-niah version"
+                f"{source}: results schema version {document.schema_version!r} is not "
+                f"{SCHEMA_VERSION}",
+                "re-create the file with this pytest-niah version",
             )
         try:
-            return cls(
-                config=NiahConfig.from_dict(data["config"]),
-                model=ModelInfo(**data["model"]),
-                corpus=data["corpus"],
-                needle_set=data["needle_set"],
-                versions=data["versions"],
-                audit=AuditReport.from_dict(data["audit"]),
-                tables=tuple(MetricRow(**_decode(r, MetricRow)) for r in data["tables"]),
-                cases=tuple(CaseResult(**_decode(c, CaseResult)) for c in data["cases"]),
-                negatives=tuple(
-                    NegativeScores(**_decode(n, NegativeScores)) for n in data["negatives"]
-                ),
-                intervals=tuple(
-                    IntervalRow(**_decode(r, IntervalRow)) for r in data.get("intervals", [])
-                ),
-                retrieval=tuple(
-                    RetrievalRow(**_decode(r, RetrievalRow)) for r in data.get("retrieval", [])
-                ),
-                effective_lengths=tuple(
-                    EffectiveLength(**_decode(r, EffectiveLength))
-                    for r in data.get("effective_lengths", [])
-                ),
-            )
-        except (KeyError, TypeError, ConfigError) as exc:
+            config = NiahConfig.from_dict(document.config)
+            audit = AuditReport.from_dict(document.audit)
+        except (
+            ConfigError,
+            LookupError,
+            TypeError,
+            ValueError,
+            AttributeError,
+            ArithmeticError,
+        ) as exc:
+            # A hand-edited config or audit of any JSON shape: a file problem, never a crash.
             raise ResultsError(
-                f"{source}: not a pytest-niah results file ({type(exc).__name__}: {exc}); "
-                "write one with --niah-json or NiahResults.save"
+                f"{source}: the results' config or audit is not valid ({exc})",
+                "write the file again with --niah-json or NiahResults.save",
             ) from None
+        return cls(
+            config=config,
+            model=document.model,
+            corpus=document.corpus,
+            needle_set=document.needle_set,
+            versions=document.versions,
+            audit=audit,
+            cases=tuple(document.cases),
+            negatives=tuple(document.negatives),
+            tables=tuple(document.tables),
+            intervals=tuple(document.intervals),
+            retrieval=tuple(document.retrieval),
+            effective_lengths=tuple(document.effective_lengths),
+            placement=document.placement,
+            schema_version=document.schema_version,
+        )
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<dict>") -> NiahResults:
+        """Rebuild from :meth:`to_dict` output (validated)."""
+        try:
+            text = json.dumps(data, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ResultsError(
+                f"{source}: not JSON data ({exc})", "pass what NiahResults.to_dict returns"
+            ) from None
+        return cls.from_json(text, source=source)
 
     @classmethod
     def from_json(cls, text: str, *, source: str = "<json>") -> NiahResults:
-        """Parse :meth:`to_json` output."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ResultsError(
-                f"{source}: not valid JSON ({exc.msg}, line {exc.lineno}); the file is damaged, "
-                "write it again"
-            ) from None
-        return cls.from_dict(data, source=source)
+        """Parse and validate :meth:`to_json` output."""
+        return cls.from_document(validate(ResultsDocument, text, source), source=source)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> NiahResults:
         """Read a file written by :meth:`save`."""
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
-        except UnicodeDecodeError:
-            raise ResultsError(
-                f"{path}: not a results file (its bytes are not UTF-8 text); the file is "
-                "damaged or is something else, write it again with --niah-json or NiahResults.save"
-            ) from None
-        return cls.from_json(text, source=str(path))
+        return cls.from_json(read_text(path, "results file"), source=str(path))
+
+
+def read_text(path: str | os.PathLike[str], what: str) -> str:
+    """A file's UTF-8 text; a problem is a :class:`ResultsError` naming the file."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ResultsError(
+            f"{path}: not a {what} (its bytes are not UTF-8 text)",
+            "the file is damaged or is something else; write it again",
+        ) from None
+    except OSError as exc:
+        raise ResultsError(
+            f"{path}: cannot read the {what} ({exc.strerror or exc})",
+            "check the path and its permissions",
+        ) from None
 
 
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
-    """Installed versions of the packages that shape the numbers (no imports)."""
-    from importlib import metadata
-
+    """Installed versions of the packages that shape the numbers (read, not imported)."""
     versions = {}
     for name in names:
         try:
@@ -241,27 +250,3 @@ def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def _encode(row: dict[str, Any]) -> dict[str, Any]:
-    return {key: _to_json_value(value) for key, value in row.items()}
-
-
-def _to_json_value(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, tuple):
-        return [_to_json_value(v) for v in value]
-    return value
-
-
-def _decode(row: Mapping[str, Any], kind: type) -> dict[str, Any]:
-    floats = {f.name for f in dataclasses.fields(kind) if f.type in ("float", float)}
-    out = {}
-    for key, value in row.items():
-        if key in floats and value is None:
-            value = math.nan
-        elif isinstance(value, list):
-            value = tuple(math.nan if v is None else v for v in value)
-        out[key] = value
-    return out

@@ -7,7 +7,6 @@ reports model B's snapshots as unused.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ SNAPSHOT_COLUMNS = (
     "found",
     "missed",
     "truncated",
+    "unread",
 )
 
 
@@ -31,7 +31,9 @@ def metric_table(results: NiahResults, digits: int = 3) -> dict[str, Any]:
     Rounding keeps last-bit changes (another BLAS, another batch split) from churning
     snapshots; NaN becomes the string ``"nan"`` so it compares equal to itself.
     """
-    table: dict[str, Any] = {"model": results.model.name}
+    # The label, not the model: a snapshot belongs to a role (prod, candidate), so an upgraded
+    # model is checked against the table of the model it replaces.
+    table: dict[str, Any] = {}
     for arm, scoring in results.variants:
         rows: dict[str, Any] = {}
         for row in results.rows("length", arm, scoring):
@@ -72,5 +74,7 @@ def extension_for(directory: Path) -> type:
 
 
 def model_dir(root: Path, label: str) -> Path:
-    """The folder of one model's snapshots under ``root``."""
-    return root / re.sub(r"[^A-Za-z0-9._-]+", "-", label)
+    """The folder of one model's snapshots under ``root``: one per label, always inside it."""
+    from pytest_niah.results.storage import label_folder
+
+    return root / label_folder(label)

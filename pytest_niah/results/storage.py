@@ -3,7 +3,7 @@
 A saved run lives at ``<store>/<model label>/<machine id>/<name>.json`` (the store is
 ``<rootdir>/.niah/runs`` by default) and holds the results with their provenance::
 
-    {"run_schema_version": 1, "name": ..., "label": ..., "saved_at": ..., "machine": {...},
+    {"run_schema_version": 2, "name": ..., "label": ..., "saved_at": ..., "machine": {...},
      "commit": {...}, "results": {...}}
 
 Saving a name again replaces that run. Only the standard library is imported here, so the
@@ -12,22 +12,28 @@ plugin can resolve ``--niah-compare`` before any model work starts.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
 import re
 import subprocess
-from collections.abc import Mapping
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from pytest_niah.config import paths
-from pytest_niah.errors import CompareError, ConfigError, ResultsError
-from pytest_niah.results.niah_results import NiahResults
+from pytest_niah.errors import CompareError, ConfigError, NiahWarning, OutputError, ResultsError
+from pytest_niah.files import write_atomic
+from pytest_niah.results.niah_results import NiahResults, read_text
+from pytest_niah.results.schema import RUN_SCHEMA_VERSION, RunDocument, validate
 
-RUN_SCHEMA_VERSION = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+PREVIOUS = "previous"
+_HASHED = re.compile(r"-[0-9a-f]{10}$")
 _GIT_TIMEOUT_S = 10
 _LISTED_RUNS = 20
 
@@ -79,7 +85,20 @@ def run_key(model_label: str, machine: Mapping[str, str]) -> str:
     then the machine id: system, architecture, Python implementation and version, but not
     the host name, so runs of one setup on different hosts share a folder.
     """
-    return f"{_safe(model_label)}/{_machine_id(machine)}"
+    return f"{label_folder(model_label)}/{_machine_id(machine)}"
+
+
+def label_folder(label: str) -> str:
+    """The store folder of a model label.
+
+    The label itself when it is a plain, safe name, else a readable slug plus a hash of the
+    label, so two labels never share a folder (``模型`` and ``型号``, ``.`` and ``..``) and
+    none leaves the store.
+    """
+    if _safe(label) == label and not _HASHED.search(label):
+        return label
+    digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{_safe(label)[:60]}-{digest}"
 
 
 def save_run(
@@ -89,8 +108,10 @@ def save_run(
     store: Path,
     label: str,
     now: datetime | None = None,
+    commit: Mapping[str, str | bool] | None = None,
+    overwrite: bool = False,
 ) -> Path:
-    """Save ``results`` as run ``name`` of model ``label``, replacing a run of that name.
+    """Save ``results`` as run ``name`` of model ``label``.
 
     Args:
         results: The results to save.
@@ -98,16 +119,24 @@ def save_run(
         store: The store folder (see :func:`default_store_dir`).
         label: The model label the plugin uses, e.g. ``packaged-minilm``.
         now: The save time; the current UTC time when ``None``.
+        commit: The commit to record (``id``, ``branch``, ``dirty``); when ``None``, the
+            checkout the store sits in (:func:`commit_info`).
+        overwrite: Replace a run saved under this name before; otherwise that is an error.
 
     Returns:
         The written file, ``<store>/<run_key>/<name>.json``.
 
     Raises:
-        ValueError: If ``name`` is empty or holds a path separator.
+        ConfigError: ``name`` is empty or holds a path separator.
+        OutputError: a run of this name exists and ``overwrite`` is off.
     """
-    check_name(name)
     machine = machine_info()
-    target = Path(store) / run_key(label, machine) / f"{name}.json"
+    target = run_path(name, store=store, label=label)
+    if target.exists() and not overwrite:
+        raise OutputError(
+            f"--niah-save: run {name!r} of model {label!r} exists already ({target})",
+            "add --niah-save-overwrite to replace it, or save under another name",
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "run_schema_version": RUN_SCHEMA_VERSION,
@@ -116,14 +145,24 @@ def save_run(
         "saved_at": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
         "machine": machine,
         # The store sits inside the project, so git finds the project's checkout from it.
-        "commit": commit_info(target.parent),
+        "commit": dict(commit) if commit is not None else commit_info(target.parent),
         "results": results.to_dict(),
     }
-    _write_atomic(target, json.dumps(payload, indent=1, sort_keys=True, allow_nan=False))
+    write_atomic(target, json.dumps(payload, indent=1, sort_keys=True, allow_nan=False))
     return target
 
 
-def resolve_run(ref: str, *, store: Path, label: str) -> Path:
+def run_path(name: str, *, store: Path, label: str) -> Path:
+    """Where run ``name`` of model ``label`` is saved on this kind of machine.
+
+    Raises:
+        ConfigError: ``name`` is empty or holds a path separator.
+    """
+    check_name(name)
+    return Path(store) / run_key(label, machine_info()) / f"{name}.json"
+
+
+def resolve_run(ref: str, *, store: Path, label: str, before: datetime | None = None) -> Path:
     """The file a ``--niah-compare`` reference points at.
 
     Args:
@@ -131,23 +170,36 @@ def resolve_run(ref: str, *, store: Path, label: str) -> Path:
             the name of a saved run.
         store: The store folder.
         label: The model label; a name is looked up among this model's runs.
+        before: For ``previous``: only runs saved before this time (the session's start).
 
     Returns:
-        ``ref`` itself when it is an existing file; else the run ``ref`` saved on this kind of
-        machine, else the most recently modified run ``ref`` of this model on any machine.
+        ``ref`` itself when it is an existing file; for ``previous`` (unless a run is named
+        so) the newest run of this model saved on this kind of machine; else the run
+        ``ref`` saved on this kind of machine, else the most recently modified run ``ref``
+        of this model on any machine.
 
     Raises:
-        FileNotFoundError: If nothing matches; the message lists the saved runs.
+        CompareError: nothing matches; the message lists the saved runs.
     """
     path = Path(ref)
     if path.is_file():
         return path
     store = Path(store)
+    if ref == PREVIOUS and not (store / run_key(label, machine_info()) / f"{ref}.json").is_file():
+        latest = latest_run(store, label, machine_id(), before=before)
+        if latest is None:
+            raise CompareError(
+                f"--niah-compare=previous: no run of model {label!r} is saved on this kind of "
+                f"machine ({machine_id()}) in {store}",
+                "save one first with --niah-save=NAME (CI: save every run under a new name, "
+                "e.g. the commit id, and restore the run store between jobs)",
+            )
+        return latest
     if ref and _is_name(ref):
         here = store / run_key(label, machine_info()) / f"{ref}.json"
         if here.is_file():
             return here
-        model_dir = store / _safe(label)
+        model_dir = store / label_folder(label)
         # Iterate rather than glob: a name may hold glob characters such as "[".
         machines = sorted(model_dir.iterdir()) if model_dir.is_dir() else []
         anywhere = [m / f"{ref}.json" for m in machines if (m / f"{ref}.json").is_file()]
@@ -163,48 +215,185 @@ def resolve_run(ref: str, *, store: Path, label: str) -> Path:
 def load_run(path: Path) -> tuple[dict[str, Any], NiahResults]:
     """Read a saved run, or a bare results file written by ``--niah-json``.
 
-    Args:
-        path: The file.
-
     Returns:
         The run's metadata (every key but ``results``; ``{}`` for a bare results file) and
         its results.
 
     Raises:
-        ResultsError: If the file cannot be read or is not a run or results file; the
-            message names the file.
+        ResultsError: the file cannot be read or is not a valid run or results file; the
+            message names the file, the JSON path and the fix.
     """
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ResultsError(f"{source}: cannot read the saved run ({exc.strerror})") from None
+    text = read_text(path, "saved run")
+    if '"run_schema_version"' not in text:
+        return {}, NiahResults.from_json(text, source=source)
+    run = validate(RunDocument, text, source)
+    if run.run_schema_version != RUN_SCHEMA_VERSION:
+        raise ResultsError(
+            f"{source}: saved-run schema version {run.run_schema_version!r} is not "
+            f"{RUN_SCHEMA_VERSION}",
+            "save the run again with this pytest-niah version",
+        )
+    metadata = run.model_dump(mode="json", exclude={"results"})
+    return metadata, NiahResults.from_document(run.results, source=source)
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    """Who saved a run, when and where, read without validating its results.
+
+    Attributes:
+        path: The run's file.
+        name: The run's name (``--niah-save=NAME``).
+        label: The model label it was saved for.
+        saved_at: When it was saved, timezone-aware (a time without a zone is read as UTC).
+        machine: The machine id of its folder, e.g. ``Linux-x86_64-cp311``.
+    """
+
+    path: Path
+    name: str
+    label: str
+    saved_at: datetime
+    machine: str
+
+
+def machine_id(machine: Mapping[str, str] | None = None) -> str:
+    """The id of a kind of machine, as its store folder is named (this machine's by default).
+
+    E.g. ``Linux-x86_64-cp311``: system, architecture, Python implementation and version.
+    """
+    return _machine_id(machine_info() if machine is None else machine)
+
+
+def parse_saved_at(text: str) -> datetime:
+    """A run's ``saved_at`` as a timezone-aware time; a time without a zone is UTC.
+
+    Raises:
+        ValueError: ``text`` is not an ISO 8601 time.
+    """
+    stamp = text.strip()
+    if stamp.endswith(("Z", "z")):
+        stamp = stamp[:-1] + "+00:00"
+    moment = datetime.fromisoformat(stamp)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def run_files(store: Path, *, labels: Sequence[str] = (), machine: str | None = None) -> list[Path]:
+    """Every saved run's file in ``store``, sorted by path; nothing when the store is missing.
+
+    Args:
+        store: The store folder.
+        labels: Only the folders of these model labels; every label when empty. A folder
+            name can stand for several labels (``a:b`` and ``a-b``), so a caller that must
+            be exact checks each run's own ``label``.
+        machine: Only this machine id's folders (see :func:`machine_id`); every machine
+            when ``None``.
+    """
+    root = Path(store)
+    wanted = {label_folder(label) for label in labels}
+    files: list[Path] = []
+    # Iterate rather than glob: a label folder may hold glob characters such as "[".
+    for model_dir in _subfolders(root):
+        if wanted and model_dir.name not in wanted:
+            continue
+        for machine_dir in _subfolders(model_dir):
+            if machine is not None and machine_dir.name != machine:
+                continue
+            try:
+                entries = list(machine_dir.iterdir())
+            except OSError:
+                continue
+            files.extend(p for p in entries if p.suffix == ".json" and not p.name.startswith("."))
+    return sorted(files)
+
+
+def run_header(path: Path) -> RunHeader:
+    """The name, label, save time and machine of a saved run, without validating its results.
+
+    Raises:
+        ResultsError: the file cannot be read, is not JSON, or is not a saved run; the
+            message names the file.
+    """
+    text = read_text(path, "saved run")
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ResultsError(
-            f"{source}: not valid JSON ({exc.msg}, line {exc.lineno}); the file is damaged, "
-            "save the run again"
+            f"{path}: not a saved run (not valid JSON: {exc})", "save the run again"
         ) from None
-    if not isinstance(data, dict):
-        raise ResultsError(f"{source}: not a pytest-niah run or results file (not an object)")
-    if "run_schema_version" not in data:
-        return {}, NiahResults.from_dict(data, source=source)
-    return _split_run(data, source)
-
-
-def _split_run(data: dict[str, Any], source: str) -> tuple[dict[str, Any], NiahResults]:
-    version = data["run_schema_version"]
-    if version != RUN_SCHEMA_VERSION:
+    fields = data if isinstance(data, dict) else {}
+    name, label, saved_at = (fields.get(key) for key in ("name", "label", "saved_at"))
+    if (
+        "run_schema_version" not in fields
+        or not isinstance(name, str)
+        or not isinstance(label, str)
+        or not isinstance(saved_at, str)
+    ):
         raise ResultsError(
-            f"{source}: saved-run schema version {version!r} is not {RUN_SCHEMA_VERSION}; "
-            "save the run again with this pytest-niah version"
+            f"{path}: not a saved run (no run_schema_version, name, label and saved_at)",
+            "save runs with --niah-save=NAME; a --niah-json results file does not belong "
+            "in the run store",
         )
-    results = data.get("results")
-    if not isinstance(results, dict):
-        raise ResultsError(f"{source}: a saved run without results; save the run again")
-    metadata = {key: value for key, value in data.items() if key != "results"}
-    return metadata, NiahResults.from_dict(results, source=source)
+    try:
+        moment = parse_saved_at(saved_at)
+    except ValueError:
+        raise ResultsError(
+            f"{path}: saved_at {saved_at!r} is not an ISO 8601 time", "save the run again"
+        ) from None
+    return RunHeader(Path(path), name, label, moment, Path(path).parent.name)
+
+
+def latest_run(
+    store: Path,
+    label: str,
+    machine: str | None = None,
+    *,
+    before: datetime | None = None,
+) -> Path | None:
+    """The newest run saved for model ``label``: what ``--niah-compare=previous`` compares with.
+
+    Runs are ordered by ``saved_at``, then by name, then by path. A file that cannot be
+    read is skipped with a :class:`~pytest_niah.errors.NiahWarning` naming it.
+
+    Args:
+        store: The store folder.
+        label: The model label, as given to :func:`save_run`.
+        machine: Only runs saved on this machine id (see :func:`machine_id`); runs of any
+            machine when ``None``.
+        before: Only runs saved before this time (a time without a zone is UTC). Runs keep
+            whole seconds, so a run saved in the same second as ``before`` counts as not
+            before it. Pass the time this session started, so that the run this session
+            saves itself is never its own "previous".
+
+    Returns:
+        The newest matching run's file, or ``None`` when there is none.
+    """
+    limit = None if before is None else _aware(before).replace(microsecond=0)
+    newest: tuple[datetime, str, str] | None = None
+    found: Path | None = None
+    for path in run_files(store, labels=[label], machine=machine):
+        try:
+            header = run_header(path)
+        except ResultsError as exc:
+            warnings.warn(NiahWarning(f"{exc} (skipped)"), stacklevel=2)
+            continue
+        if header.label != label or (limit is not None and header.saved_at >= limit):
+            continue
+        key = (header.saved_at, header.name, str(path))
+        if newest is None or key > newest:
+            newest, found = key, path
+    return found
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
 
 
 def _git(args: list[str], cwd: Path | None) -> str | None:
@@ -262,13 +451,3 @@ def _available(store: Path) -> str:
         f"give the name of a run of this model, or the path of any run's file; saved runs "
         f"(model/machine/name): {listed}{more}"
     )
-
-
-def _write_atomic(target: Path, text: str) -> None:
-    """Write via a temporary file and a rename, so a reader never sees half a file."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)

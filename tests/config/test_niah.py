@@ -101,6 +101,10 @@ def test_config_normalizes_like_the_command_line():
         ("max_seq_length", 0),
         ("chunk_tokens", 4),
         ("trust_remote_code", "maybe"),
+        ("api_key_env", "sk-not-a-name"),
+        ("remote_concurrency", 0),
+        ("remote_timeout", "soon"),
+        ("remote_timeout", 0),
     ],
 )
 def test_config_rejects_each_bad_field_by_name(field, value):
@@ -194,6 +198,10 @@ CHANGES = {
     "query_prompt": "query: ",
     "doc_prompt": "passage: ",
     "max_seq_length": 512,
+    "tokenizer": "BAAI/bge-m3",
+    "api_key_env": "MY_API_KEY",
+    "remote_concurrency": 8,
+    "remote_timeout": 5.0,
 }
 
 

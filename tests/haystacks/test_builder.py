@@ -1,7 +1,8 @@
+"""Token-exact haystacks, needles at their offsets, the same in any subset (haystacks.builder)."""
+
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 
@@ -9,12 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_niah.haystacks.builder import (
-    HaystackBuilder,
-    HaystackError,
-    stable_key,
-    target_offsets,
-)
+from pytest_niah.errors import HaystackError
+from pytest_niah.haystacks.builder import HaystackBuilder, stable_key
+from pytest_niah.haystacks.placement import target_offsets
 from pytest_niah.inputs.corpus import Book, Corpus
 from pytest_niah.inputs.needles import builtin_needle_set
 
@@ -24,22 +22,38 @@ SLOW_OK = settings(
 )
 
 
-def build(corpus, spans, *, lengths=(128,), positions=3, seed=1, kinds=("onehop",), controls=1):
-    builder = HaystackBuilder(corpus, GROUPS, spans, seed)
-    return builder, builder.build(lengths, positions, kinds, ("default", "inverted"), controls)
+def build(
+    corpus,
+    tokenizer,
+    *,
+    needle_set=GROUPS,
+    selected=None,
+    lengths=(128,),
+    positions=3,
+    seed=1,
+    kinds=("onehop",),
+    controls=1,
+    cache_dir=None,
+):
+    builder = HaystackBuilder(corpus, needle_set, tokenizer, seed, cache_dir)
+    groups = needle_set.groups if selected is None else selected
+    blocks = list(
+        builder.blocks(groups, lengths, positions, kinds, ("default", "inverted"), controls)
+    )
+    return builder, [h for b in blocks for h in b.haystacks]
 
 
-def check_haystack(h, spans) -> None:
-    tokens = spans([h.text])[0]
-    assert len(tokens) == h.length, h.id
+def check_haystack(h, tokenizer) -> None:
+    encoding = tokenizer.encode_batch([h.text])[0]
+    assert len(encoding.ids) == h.length, h.id
     if h.is_control:
         return
     assert h.text[h.needle_char : h.needle_char + len(h.needle)] == h.needle
-    first = next(i for i, (start, _) in enumerate(tokens) if start >= h.needle_char)
-    assert first == h.needle_offset
-    inside = [t for t in tokens if h.needle_char <= t[0] and t[1] <= h.needle_char + len(h.needle)]
-    assert len(inside) == h.needle_tokens == len(spans([h.needle])[0])
-    # The needle sits at a sentence boundary: it starts the text or follows a space.
+    assert encoding.char_to_token(h.needle_char) == h.needle_offset
+    last = encoding.char_to_token(h.needle_char + len(h.needle) - 1)
+    assert last - h.needle_offset + 1 == h.needle_tokens
+    assert h.needle_tokens == len(tokenizer.encode_batch([h.needle])[0].ids)
+    # The needle sits in a gap: it starts the text or follows a space.
     assert h.needle_char == 0 or h.text[h.needle_char - 1] == " "
 
 
@@ -50,14 +64,14 @@ def check_haystack(h, spans) -> None:
     seed=st.integers(min_value=0, max_value=2**32 - 1),
 )
 def test_exact_length_and_needle_at_offset_minilm(
-    shared_corpus, minilm_spans, length, positions, seed
+    shared_corpus, minilm_tokenizer, length, positions, seed
 ):
     _, haystacks = build(
-        shared_corpus, minilm_spans, lengths=(length,), positions=positions, seed=seed
+        shared_corpus, minilm_tokenizer, lengths=(length,), positions=positions, seed=seed
     )
     assert len(haystacks) == len(GROUPS.groups) * (1 + 2 * positions)
     for h in haystacks:
-        check_haystack(h, minilm_spans)
+        check_haystack(h, minilm_tokenizer)
 
 
 @SLOW_OK
@@ -66,59 +80,114 @@ def test_exact_length_and_needle_at_offset_minilm(
     positions=st.integers(min_value=1, max_value=10),
     seed=st.integers(min_value=0, max_value=2**32 - 1),
 )
-def test_exact_length_and_needle_at_offset_lexical(
-    shared_corpus, lexical_spans, length, positions, seed
+def test_exact_length_and_needle_at_offset_words(
+    shared_corpus, word_tokenizer, length, positions, seed
 ):
     _, haystacks = build(
-        shared_corpus, lexical_spans, lengths=(length,), positions=positions, seed=seed
+        shared_corpus, word_tokenizer, lengths=(length,), positions=positions, seed=seed
     )
     for h in haystacks:
-        check_haystack(h, lexical_spans)
+        check_haystack(h, word_tokenizer)
 
 
 @SLOW_OK
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
-def test_same_seed_same_bytes(shared_corpus, lexical_spans, seed):
-    _, first = build(shared_corpus, lexical_spans, lengths=(64, 300), seed=seed)
-    _, second = build(shared_corpus, lexical_spans, lengths=(64, 300), seed=seed)
+def test_same_seed_same_bytes(shared_corpus, word_tokenizer, seed):
+    _, first = build(shared_corpus, word_tokenizer, lengths=(64, 300), seed=seed)
+    _, second = build(shared_corpus, word_tokenizer, lengths=(64, 300), seed=seed)
     assert first == second
 
 
-def test_other_seed_other_haystacks(shared_corpus, lexical_spans):
-    _, a = build(shared_corpus, lexical_spans, seed=1)
-    _, b = build(shared_corpus, lexical_spans, seed=2)
+def test_other_seed_other_haystacks(shared_corpus, word_tokenizer):
+    _, a = build(shared_corpus, word_tokenizer, seed=1)
+    _, b = build(shared_corpus, word_tokenizer, seed=2)
     assert [h.text for h in a] != [h.text for h in b]
 
 
-def test_order_of_building_does_not_change_a_haystack(shared_corpus, lexical_spans):
-    # Each (group, length) has its own generator: dropping a length or a group changes nothing else.
-    _, both = build(shared_corpus, lexical_spans, lengths=(64, 256))
-    _, one = build(shared_corpus, lexical_spans, lengths=(256,))
+def test_a_group_alone_gets_the_haystacks_it_gets_among_all(shared_corpus, minilm_tokenizer):
+    # Found: haystacks (and so every metric) of a --niah-groups subset differed from the same
+    # group's in the full run, because the leak audit only banned the selected groups' terms.
+    full = builtin_needle_set()
+    group = full.group("location-02")
+    _, alone = build(shared_corpus, minilm_tokenizer, needle_set=full, selected=[group])
+    _, among = build(shared_corpus, minilm_tokenizer, needle_set=full)
+    mine = [h for h in among if h.group_id == "location-02"]
+    assert [h for h in alone if h.group_id == "location-02"] == mine
+
+
+def test_every_group_of_the_set_gets_controls(shared_corpus, word_tokenizer):
+    # The controls of all groups are every question's negatives, whichever groups run.
+    selected = [GROUPS.group("hobby-03")]
+    _, haystacks = build(shared_corpus, word_tokenizer, selected=selected, controls=2)
+    controls = {(h.group_id, h.control) for h in haystacks if h.is_control}
+    assert controls == {(g.id, c) for g in GROUPS.groups for c in (0, 1)}
+    assert {h.group_id for h in haystacks if not h.is_control} == {"hobby-03"}
+
+
+def test_order_of_building_does_not_change_a_haystack(shared_corpus, word_tokenizer):
+    # Each (group, length) has its own generator: dropping a length changes nothing else.
+    _, both = build(shared_corpus, word_tokenizer, lengths=(64, 256))
+    _, one = build(shared_corpus, word_tokenizer, lengths=(256,))
     assert [h for h in both if h.length == 256] == one
 
 
-def test_positions_run_from_start_to_end(shared_corpus, minilm_spans):
-    _, haystacks = build(shared_corpus, minilm_spans, lengths=(1024,), positions=10)
+@pytest.mark.parametrize("length", [128, 256, 1024])
+def test_ten_positions_get_ten_distinct_offsets(shared_corpus, minilm_tokenizer, length):
+    # Found: 10 positions at 128 tokens collapsed onto 4-7 distinct needle offsets, so some
+    # cells were the same haystack counted twice under two names.
+    _, haystacks = build(shared_corpus, minilm_tokenizer, lengths=(length,), positions=10)
+    for group in GROUPS.groups:
+        for order in ("default", "inverted"):
+            mine = sorted(
+                (h for h in haystacks if h.group_id == group.id and h.order == order),
+                key=lambda h: h.position,
+            )
+            offsets = [h.needle_offset for h in mine]
+            assert len(set(offsets)) == 10, (group.id, order, offsets)
+            assert offsets == sorted(offsets)
+            assert all(h.duplicate_position is None for h in mine)
+
+
+def test_positions_run_from_start_to_end_near_their_targets(shared_corpus, minilm_tokenizer):
+    _, haystacks = build(shared_corpus, minilm_tokenizer, lengths=(1024,), positions=10)
     needles = [h for h in haystacks if h.group_id == "dietary-01" and h.order == "default"]
-    offsets = [h.needle_offset for h in sorted(needles, key=lambda h: h.position)]
+    needles.sort(key=lambda h: h.position)
+    offsets = [h.needle_offset for h in needles]
     assert offsets[0] == 0
     assert offsets[-1] == 1024 - needles[-1].needle_tokens  # the needle ends the haystack
-    assert offsets == sorted(offsets)
     targets = target_offsets(1024 - needles[0].needle_tokens, 10)
-    assert all(abs(o - t) < 120 for o, t in zip(offsets, targets, strict=True))
+    spacing = targets[1] - targets[0]
+    assert all(abs(o - t) <= spacing / 2 for o, t in zip(offsets, targets, strict=True))
 
 
-def test_needles_share_filler_with_their_control(shared_corpus, lexical_spans):
-    _, haystacks = build(shared_corpus, lexical_spans, lengths=(256,), positions=2)
+def test_too_few_gaps_are_marked_not_counted_twice(tiny_corpus, word_tokenizer):
+    # 20 positions in a 24-token haystack with a 6-token needle: 18 filler tokens, 19 gaps
+    # at most; positions that share an offset say which earlier position they repeat.
+    needle_set = builtin_needle_set().select(["dietary-01"])
+    _, haystacks = build(
+        tiny_corpus, word_tokenizer, needle_set=needle_set, lengths=(24,), positions=30
+    )
+    needles = [h for h in haystacks if not h.is_control and h.order == "default"]
+    repeats = [h for h in needles if h.duplicate_position is not None]
+    assert repeats
+    by_position = {h.position: h for h in needles}
+    for h in repeats:
+        assert by_position[h.duplicate_position].needle_offset == h.needle_offset
+        assert h.duplicate_position < h.position
+
+
+def test_needles_share_filler_with_their_control(shared_corpus, word_tokenizer):
+    _, haystacks = build(shared_corpus, word_tokenizer, lengths=(256,), positions=2)
     control = next(h for h in haystacks if h.is_control and h.group_id == "dietary-01")
     first = next(h for h in haystacks if h.id == "dietary-01-onehop-default-L256-p00")
+    assert first.control_id == control.id
     filler = first.text[len(first.needle) + 1 :]
     assert control.text.startswith(filler[: len(filler) - 30])
 
 
-def test_orders_and_arms_share_the_name(shared_corpus, lexical_spans):
-    _, haystacks = build(shared_corpus, lexical_spans, kinds=("onehop", "literal"))
-    names = {}
+def test_orders_and_arms_share_the_name(shared_corpus, word_tokenizer):
+    _, haystacks = build(shared_corpus, word_tokenizer, kinds=("onehop", "literal"))
+    names: dict[tuple[str, int], set[str]] = {}
     for h in haystacks:
         if not h.is_control:
             names.setdefault((h.group_id, h.position), set()).add(h.name)
@@ -126,49 +195,71 @@ def test_orders_and_arms_share_the_name(shared_corpus, lexical_spans):
     assert len({n for v in names.values() for n in v}) > 1
 
 
-def test_leak_audit_keeps_key_words_out_of_filler(shared_corpus, lexical_spans):
-    builder, haystacks = build(shared_corpus, lexical_spans, lengths=(2048,), positions=2)
-    terms = sorted({t for g in GROUPS.groups for t in g.audit_terms})
-    leak = re.compile(r"\b(" + "|".join(map(re.escape, terms)) + r")\b", re.IGNORECASE)
+def test_leak_audit_keeps_key_words_out_of_filler(shared_corpus, word_tokenizer):
+    from pytest_niah.inputs.words import TermMatcher
+
+    builder, haystacks = build(shared_corpus, word_tokenizer, lengths=(2048,), positions=2)
+    matcher = TermMatcher(sorted({t for g in GROUPS.groups for t in g.audit_terms}))
     for h in haystacks:
         filler = h.text if h.is_control else h.text.replace(h.needle, "")
-        assert not leak.search(filler), (h.id, leak.search(filler))
+        assert not matcher.find(filler), (h.id, matcher.find(filler))
     audit = builder.audit()
     assert audit.snippets_used > 0
     assert sum(count for _, count in audit.term_hits) >= audit.snippets_rejected
 
 
-def test_audit_rejects_every_leaking_snippet_and_says_so(lexical_spans):
+def test_audit_rejects_every_leaking_snippet_and_says_so(word_tokenizer):
     # Every sentence of this book names a location-02 key word: nothing can be drawn.
     group = GROUPS.group("location-02")
     word = group.audit_terms[0]
     text = " ".join(f"Sentence {i} says {word} again." for i in range(400))
     corpus = Corpus(name="leaky", books=(Book(name="leaky", text=text, source="-", sha256="0"),))
-    builder = HaystackBuilder(corpus, GROUPS, lexical_spans, 0)
+    builder = HaystackBuilder(corpus, GROUPS, word_tokenizer, 0)
     with pytest.raises(HaystackError, match="rejected by") as info:
-        builder.build((64,), 2, ("onehop",), ("default",))
+        list(builder.blocks(GROUPS.groups, (64,), 2, ("onehop",), ("default",)))
     assert "leaky" in str(info.value)
     audit = builder.audit()
     assert audit.snippets_used == 0
     assert audit.snippets_rejected > 1000
-    assert dict(audit.term_hits) == {word: audit.snippets_rejected}
+    assert set(dict(audit.term_hits)) == {word}
 
 
-def test_extra_controls_are_independent(shared_corpus, lexical_spans):
-    _, haystacks = build(shared_corpus, lexical_spans, controls=3)
+def test_extra_controls_are_independent(shared_corpus, word_tokenizer):
+    _, haystacks = build(shared_corpus, word_tokenizer, controls=3)
     controls = [h for h in haystacks if h.is_control and h.group_id == "dietary-01"]
     assert [h.control for h in controls] == [0, 1, 2]
     assert len({h.text for h in controls}) == 3
 
 
-def test_needle_longer_than_haystack_is_a_clear_error(shared_corpus, lexical_spans):
-    with pytest.raises(HaystackError, match=r"does not fit a haystack of 8 tokens.*--niah-lengths"):
-        build(shared_corpus, lexical_spans, lengths=(8,))
+def test_needle_longer_than_haystack_is_a_clear_error(shared_corpus, word_tokenizer):
+    with pytest.raises(HaystackError, match=r"does not fit a haystack of 8 tokens") as info:
+        build(shared_corpus, word_tokenizer, lengths=(8,))
+    assert "--niah-lengths" in info.value.hint
 
 
-def test_corpus_too_small_for_longest_length(tiny_corpus, lexical_spans):
+def test_corpus_too_small_for_longest_length(tiny_corpus, word_tokenizer):
     with pytest.raises(HaystackError, match=r"too little for haystacks of 100,000 tokens"):
-        build(tiny_corpus, lexical_spans, lengths=(100_000,))
+        build(tiny_corpus, word_tokenizer, lengths=(100_000,))
+
+
+def test_sentence_counts_persist_per_tokenizer_and_corpus(shared_corpus, word_tokenizer, tmp_path):
+    _, first = build(shared_corpus, word_tokenizer, cache_dir=tmp_path)
+    files = list((tmp_path / "sentence-counts").glob("*.npz"))
+    assert len(files) == 1
+
+    class Counting:
+        identity = word_tokenizer.identity
+        calls = 0
+
+        def encode_batch(self, texts):
+            Counting.calls += len(texts)
+            return word_tokenizer.encode_batch(texts)
+
+    _, again = build(shared_corpus, Counting(), cache_dir=tmp_path)
+    assert again == first
+    # Only haystacks, fillers and needles are tokenized now: no sentence is counted again.
+    sentences = sum(len(b.sentences) for b in shared_corpus.books)
+    assert Counting.calls < sentences / 10
 
 
 def test_stable_key_and_rng_do_not_depend_on_hash_seed():
@@ -191,31 +282,24 @@ def test_stable_key_and_rng_do_not_depend_on_hash_seed():
     assert stable_key("dietary-01", 128) != stable_key("dietary-01", 256)
 
 
-@given(filler=st.integers(min_value=0, max_value=10_000), positions=st.integers(1, 50))
-def test_target_offsets_are_even_and_span_the_filler(filler, positions):
-    targets = target_offsets(filler, positions)
-    assert len(targets) == positions
-    assert targets[0] == 0
-    assert targets == sorted(targets)
-    if positions > 1:
-        assert targets[-1] == filler
+def test_a_first_try_that_misses_is_rebuilt_to_an_exact_length(shared_corpus, word_tokenizer):
+    """The batch of first tries may miss (joins can merge tokens); each miss is rebuilt alone."""
 
+    class Flaky:
+        identity = word_tokenizer.identity
+        missed = False
 
-def test_a_first_try_that_misses_is_retried_to_an_exact_length(shared_corpus, lexical_spans):
-    """The batch of first tries may miss (joins can merge tokens); each miss is retried alone."""
-    batches = []
+        def encode_batch(self, texts):
+            out = word_tokenizer.encode_batch(texts)
+            needles_in = len(texts) > 1 and all(len(e.ids) >= 128 for e in out)
+            if needles_in and not Flaky.missed:  # the first batch of needle haystacks
+                Flaky.missed = True
+                out[0].ids = out[0].ids[:-1]
+            return out
 
-    def flaky_spans(texts):
-        spans = lexical_spans(texts)
-        first_tries = len(texts) > 1 and all(len(s) >= 128 for s in spans)
-        if first_tries and not batches:  # the first batch of first tries: miscount one
-            batches.append(len(texts))
-            spans[0] = spans[0][:-1]
-        return spans
-
-    _, haystacks = build(shared_corpus, flaky_spans, lengths=(128,), positions=3)
-    _, reference = build(shared_corpus, lexical_spans, lengths=(128,), positions=3)
-    assert batches, "the first tries were not tokenized in one batch"
+    _, haystacks = build(shared_corpus, Flaky(), lengths=(128,), positions=3)
+    _, reference = build(shared_corpus, word_tokenizer, lengths=(128,), positions=3)
+    assert Flaky.missed, "the needle haystacks were not tokenized in one batch"
     for h in haystacks:
-        check_haystack(h, lexical_spans)
-    assert [h.text for h in haystacks] == [h.text for h in reference]
+        check_haystack(h, word_tokenizer)
+    assert len(haystacks) == len(reference)

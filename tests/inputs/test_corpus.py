@@ -428,6 +428,30 @@ def test_missing_folder(tmp_path: Path) -> None:
     assert "--niah-corpus" in str(info.value)
 
 
+@pytest.mark.parametrize("spec", ["gutenburg", "Gutenberg", "guttenberg", "gutenbrg/"])
+def test_a_misspelt_gutenberg_suggests_gutenberg(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for as_given in (spec, str(tmp_path / spec)):
+        with pytest.raises(CorpusError) as info:
+            load_corpus(as_given)
+        assert info.value.hint.startswith("did you mean --niah-corpus=gutenberg?")
+        message = str(info.value)
+        assert "does not exist. Fix: did you mean --niah-corpus=gutenberg?" in message
+        assert str(Path(as_given)) in message
+
+
+def test_no_gutenberg_suggestion_for_other_names_or_existing_folders(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError) as info:
+        load_corpus(str(tmp_path / "my-books"))
+    assert "did you mean" not in str(info.value)
+    (tmp_path / "gutenburg").mkdir()
+    with pytest.raises(CorpusError, match=r"no \.txt files") as info:
+        load_corpus(str(tmp_path / "gutenburg"))
+    assert "did you mean" not in str(info.value)
+
+
 def test_path_is_a_file(tmp_path: Path) -> None:
     file = tmp_path / "book.txt"
     file.write_text("A book.", encoding="utf-8")

@@ -261,11 +261,11 @@ GROUP_FIXTURES = {
     "bad_terms_not_list.json": ("dietary-01", "array of terms"),
     "bad_empty_list.json": ("dietary-02", "empty"),
     "bad_empty_term.json": ("medical-01", "non-empty string"),
-    "bad_term_not_string.json": ("medical-02", "non-empty string"),
+    "bad_term_not_string.json": ("medical-02", "expected a string, got number"),
     "bad_duplicate_terms.json": ("language-01", "duplicate terms"),
     "bad_brace_term.json": ("hobby-01", "brace"),
     "bad_duplicate_group.json": ("vehicle-01", "appears twice"),
-    "bad_group_id.json": ("Location 1", "does not match"),
+    "bad_group_id.json": ("Location 1", "'Location 1' is not a slug"),
 }
 
 TOP_FIXTURES = {

@@ -214,6 +214,16 @@ def test_expansion_terms_are_optional(custom: NeedleSet):
     assert "expansion_terms" not in parrot.to_dict()
 
 
+def test_any_slug_id_and_a_category_of_its_own_load():
+    # Ids were ^[a-z]+-[0-9]{2}$ with the category as prefix: "fast-food-01" was refused.
+    slugs = load_needle_set(FIXTURES / "valid_slug_ids.json")
+    assert slugs.ids == ("fast-food-01", "pets_3", "q7")
+    assert slugs.categories == ("fast-food", "music", "pets")
+    assert slugs.select(["fast-food"]).ids == ("fast-food-01",)
+    assert slugs.select(["q7", "pets"]).ids == ("pets_3", "q7")
+    assert NeedleSet.from_dict(slugs.to_dict()) == slugs
+
+
 def test_custom_set_without_names_uses_builtin_names():
     assert load_needle_set(FIXTURES / "valid_without_names.json").names == BUILTIN.names
 
@@ -289,7 +299,7 @@ def test_audit_terms_are_sorted_unique_lowercase():
 # --- malformed files ---------------------------------------------------------------
 
 MALFORMED = [
-    # (file, group id or None, field or None, a phrase of the problem)
+    # (file, group id or None, field (the JSON path) or None, a phrase of the problem)
     ("bad_not_json.json", None, None, "line 60, column 1"),
     ("bad_not_utf8.json", None, None, "UTF-8"),
     ("bad_duplicate_key.json", None, "name", "appears twice"),
@@ -301,23 +311,30 @@ MALFORMED = [
     ("bad_empty_groups.json", None, "groups", "no groups"),
     ("bad_groups_not_array.json", None, "groups", "array"),
     ("bad_group_not_object.json", "groups[1]", None, "JSON object"),
-    ("bad_missing_field.json", "pet-02", "question", "missing"),
-    ("bad_wrong_type.json", "pet-01", "keywords", "got string"),
-    ("bad_empty_keywords.json", "pet-01", "keywords", "empty"),
-    ("bad_unknown_group_key.json", "pet-02", "answer_cue", "'answer_cues'"),
-    ("bad_id_pattern.json", "groups[1]", "id", "'Pet-2'"),
-    ("bad_category_mismatch.json", "pet-02", "category", "'bird'"),
-    ("bad_duplicate_id.json", "pet-01", "id", "more than one group"),
-    ("bad_missing_needle.json", "pet-02", "needles.literal.inverted", "missing"),
-    ("bad_unknown_needle_kind.json", "pet-02", "needles.onehopp", "unknown key"),
-    ("bad_placeholder_missing.json", "pet-02", "needles.literal.inverted", "0 times"),
-    ("bad_placeholder_twice.json", "pet-01", "needles.onehop.default", "2 times"),
-    ("bad_stray_brace.json", "pet-01", "needles.literal.default", "stray brace"),
-    ("bad_onehop_shares_word.json", "pet-01", "needles.onehop.inverted", "dog, own"),
-    ("bad_onehop_shares_stem.json", "pet-02", "needles.onehop.default", "keep"),
+    ("bad_missing_field.json", "pet-02", "groups[1].question", "missing"),
+    ("bad_wrong_type.json", "pet-01", "groups[0].keywords", "got string"),
+    ("bad_empty_keywords.json", "pet-01", "groups[0].keywords", "empty"),
+    ("bad_unknown_group_key.json", "pet-02", "groups[1].answer_cue", "'answer_cues'"),
+    ("bad_id_pattern.json", "groups[1]", "groups[1].id", "'Pet-2'"),
+    ("bad_category_not_slug.json", "pet-02", "groups[1].category", "'Pet Birds' is not a slug"),
+    ("bad_duplicate_id.json", "pet-01", "groups[1].id", "more than one group"),
+    ("bad_missing_needle.json", "pet-02", "groups[1].needles.literal.inverted", "missing"),
+    ("bad_unknown_needle_kind.json", "pet-02", "groups[1].needles.onehopp", "unknown key"),
+    ("bad_placeholder_missing.json", "pet-02", "groups[1].needles.literal.inverted", "0 times"),
+    ("bad_placeholder_twice.json", "pet-01", "groups[0].needles.onehop.default", "2 times"),
+    ("bad_stray_brace.json", "pet-01", "groups[0].needles.literal.default", "stray brace"),
+    ("bad_onehop_shares_word.json", "pet-01", "groups[0].needles.onehop.inverted", "dog, own"),
+    ("bad_onehop_shares_stem.json", "pet-02", "groups[1].needles.onehop.default", "keep"),
+    (
+        "bad_onehop_shares_derivation.json",
+        "sport-01",
+        "groups[1].needles.onehop.default",
+        "the needle has 'sailor' for 'sail'",
+    ),
     ("bad_names_empty.json", None, "names", "empty array"),
     ("bad_names_duplicate.json", None, "names", "Tomas"),
     ("bad_names_wrong_type.json", None, "names", "got string"),
+    ("bad_name_in_question.json", "city-01", "names[1]", "name 'Paris' matches the question"),
 ]
 
 

@@ -1,27 +1,486 @@
+"""Comparing a run with a baseline (pytest_niah.results.compare): like with like, or refuse."""
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
-import re
 
 import pytest
+from niah_synthetic import (
+    CORPUS_FINGERPRINT,
+    GROUPS,
+    NEEDLES_FINGERPRINT,
+    make_case,
+    model,
+    results,
+    scored,
+    with_cases,
+)
 
 from pytest_niah.config.niah import NiahConfig
-from pytest_niah.config.parsers import Allowance
-from pytest_niah.config.parsers import parse_allowances as parse_fail_expressions
+from pytest_niah.config.parsers import Allowance, parse_allowances
+from pytest_niah.config.vocabulary import COMPARED
+from pytest_niah.errors import CompareError
 from pytest_niah.experiment import run_experiment
-from pytest_niah.measure.stats import METRICS
+from pytest_niah.measure.metrics import METRICS, point_metrics
+from pytest_niah.measure.records import NegativeScores
+from pytest_niah.measure.tables import negatives_by_key, question_scores
 from pytest_niah.report.terminal import comparison_table
-from pytest_niah.results.compare import Comparison, compare_results
+from pytest_niah.results.compare import (
+    FIELDS,
+    Comparison,
+    Delta,
+    check_comparable,
+    compare_results,
+    differences,
+)
 from pytest_niah.results.niah_results import NiahResults
 
-GROUPS = ("dietary", "location", "medical", "vehicle")  # 16 needle groups
-N_GROUPS = 16
-EVERY_METRIC = "norm:0,ratio:0%,auc:0,sep:0%,d:0"
+AUC_002 = Allowance("auc", 0.02, relative=False)
 
 
-def config(shared_corpus_dir, **changes) -> NiahConfig:
+def compare(current, baseline, **kwargs):
+    return compare_results(current, baseline, n_resamples=200, seed=0, **kwargs)
+
+
+# -- compatibility (found: another seed paired silently; corpus, needles never checked) --------
+
+
+def changed(run: NiahResults, field: str) -> NiahResults:
+    """``run`` as if measured with another value of one compared field."""
+    config = run.config
+    if field in ("seed", "lengths", "positions", "controls", "orders", "arms", "scoring"):
+        other = {
+            "seed": 7,
+            "lengths": (1024,),
+            "positions": 3,
+            "controls": 2,
+            "orders": ("default", "inverted"),
+            "arms": ("literal", "onehop"),
+            "scoring": ("whole", "chunk-max"),
+        }[field]
+        return dataclasses.replace(run, config=config.replace(**{field.replace("-", "_"): other}))
+    if field == "chunk-tokens":
+        return dataclasses.replace(run, config=config.replace(chunk_tokens=64))
+    if field == "corpus":
+        return dataclasses.replace(run, corpus={**run.corpus, "fingerprint": "d1" * 32})
+    if field == "needles":
+        return dataclasses.replace(run, needle_set={**run.needle_set, "fingerprint": "5f" * 32})
+    if field == "expansions":
+        return dataclasses.replace(run, needle_set={**run.needle_set, "expansions": "e" * 64})
+    if field == "tokenizer":
+        return dataclasses.replace(run, model=model(tokenizer="bert-wordpiece"))
+    raise AssertionError(field)
+
+
+@pytest.fixture(scope="module")
+def base() -> NiahResults:
+    return results()
+
+
+@pytest.fixture(scope="module")
+def chunked() -> NiahResults:
+    """A run with a chunk scoring: its effective chunk size is compared."""
+    return results(scoring=("whole", "chunk-max"))
+
+
+def test_every_field_the_option_names_is_compared():
+    assert tuple(FIELDS) == COMPARED
+
+
+@pytest.mark.parametrize("field", COMPARED)
+def test_a_baseline_that_measured_something_else_is_refused_naming_both_values(
+    base, chunked, field
+):
+    baseline = chunked if field == "chunk-tokens" else base
+    current = changed(baseline, field)
+    [difference] = differences(current, baseline)
+    assert difference.field == field
+    with pytest.raises(CompareError) as info:
+        compare(current, baseline, source="runs/base.json")
+    message = str(info.value)
+    assert f"{field}: " in message
+    assert f"--niah-compare-allow={field}" in message
+    assert "(runs/base.json)" in message
+    mine, theirs = FIELDS[field](current), FIELDS[field](baseline)
+    for value in (mine, theirs):
+        text = str(value)
+        assert (text[:12] if isinstance(value, str) and len(text) == 64 else text) in message
+    # Allowed by name, the comparison goes on and records what it accepted.
+    comparison = compare(current, baseline, allow=(field,))
+    assert [d.field for d in comparison.allowed] == [field]
+    assert comparison.deltas
+
+
+def test_another_seed_names_both_seeds(base):
+    with pytest.raises(CompareError, match=r"seed: 7 here, 42 in the baseline"):
+        compare(changed(base, "seed"), base)
+
+
+def test_another_corpus_or_needle_set_names_both_fingerprints(base):
+    with pytest.raises(CompareError) as info:
+        compare(changed(changed(base, "corpus"), "needles"), base)
+    message = str(info.value)
+    assert f"corpus: {'d1' * 6} here, {CORPUS_FINGERPRINT[:12]} in the baseline" in message
+    assert f"needles: {'5f' * 6} here, {NEEDLES_FINGERPRINT[:12]} in the baseline" in message
+    assert "--niah-compare-allow=corpus,needles" in message
+
+
+def test_another_tokenizer_names_both(base):
+    with pytest.raises(CompareError, match="tokenizer: bert-wordpiece here, word-regex-v1 in"):
+        compare(changed(base, "tokenizer"), base)
+
+
+def test_allowing_one_difference_does_not_allow_another(base):
+    current = changed(changed(base, "seed"), "tokenizer")
+    with pytest.raises(CompareError) as info:
+        check_comparable(current, base, allow=("seed",))
+    assert "tokenizer" in str(info.value) and "seed:" not in str(info.value)
+    assert [d.field for d in check_comparable(current, base, allow=("seed", "tokenizer"))] == [
+        "seed",
+        "tokenizer",
+    ]
+
+
+def test_another_model_with_the_same_grid_is_comparable(base):
+    other = dataclasses.replace(base, model=model("model-b", fingerprint="another"))
+    assert differences(other, base) == []
+
+
+def test_the_chunk_size_counts_only_with_a_chunk_scoring(base, chunked):
+    # Whole-haystack scoring reads no chunk size: a different --niah-chunk-tokens is no change.
+    assert (
+        differences(dataclasses.replace(base, config=base.config.replace(chunk_tokens=64)), base)
+        == []
+    )
+    # With chunks, an unset chunk size is the model's window.
+    windowed = dataclasses.replace(chunked, model=model(max_tokens=64))
+    explicit = dataclasses.replace(windowed, config=windowed.config.replace(chunk_tokens=64))
+    assert differences(explicit, windowed) == []
+
+
+def test_a_comparison_pairing_no_cell_is_refused_never_passed(base):
+    cases, negatives = scored(groups=("pet-05",))
+    other = results(cases, negatives)
+    only_mine = with_cases(base, [c for c in base.cases if c.group_id != "pet-05"])
+    with pytest.raises(CompareError, match="shares no cell"):
+        compare(other, only_mine)
+
+
+# -- pairing ------------------------------------------------------------------------------------
+
+
+def test_a_run_against_itself_changes_nothing_and_counts_cells_per_length(base):
+    comparison = compare(base, base)
+    assert (comparison.unpaired_current, comparison.unpaired_baseline) == (0, 0)
+    assert comparison.paired == {("literal", "whole", 1024): 30, ("literal", "whole", 4096): 30}
+    assert len(comparison.deltas) == 2 * len(METRICS)
+    for d in comparison.deltas:
+        assert (d.delta, d.low, d.high, d.se) == (0.0, 0.0, 0.0, 0.0)
+        assert (d.cells, d.groups, d.unresolved) == (30, len(GROUPS), "")
+        assert d.current == getattr(base.row(d.arm, d.length), d.metric)
+        assert d.verdict(AUC_002).state == "within allowance"
+
+
+def test_paired_cells_are_counted_per_length(base):
+    fewer = with_cases(base, [c for c in base.cases if c.length == 1024 or c.position < 2])
+    comparison = compare(fewer, base)
+    assert comparison.paired == {("literal", "whole", 1024): 30, ("literal", "whole", 4096): 12}
+    assert {d.length: d.cells for d in comparison.deltas} == {1024: 30, 4096: 12}
+    assert (comparison.unpaired_current, comparison.unpaired_baseline) == (0, 18)
+    # Both runs' metrics are computed on exactly the paired cells.
+    assert all(d.delta == 0.0 for d in comparison.deltas)
+
+
+def test_a_subset_of_groups_scores_as_in_the_full_run():
+    """Found: metrics over the cells two runs share differed from the same cells in the full
+    run. A run of some groups lists each question's negatives against every control of the
+    set, so its cells score exactly as in the run of all groups."""
+    full = results()
+    part_cases, part_negatives = scored(groups=GROUPS[:3])
+    part = results(part_cases, part_negatives)
+    assert set(part_cases) <= set(full.cases)
+    comparison = compare(part, full)
+    assert comparison.unpaired_current == 0
+    assert comparison.unpaired_baseline == len(full.cases) - len(part_cases)
+    index = negatives_by_key(full.negatives)
+    for d in comparison.deltas:
+        assert d.delta == 0.0, d
+        in_full = [c for c in full.cases if c.length == d.length and c.group_id in GROUPS[:3]]
+        expected = point_metrics(question_scores(in_full, index))[d.metric]
+        assert d.current == d.baseline == pytest.approx(expected, nan_ok=True)
+
+
+def test_negatives_are_restricted_to_the_controls_both_runs_list(base):
+    """A baseline scored against one more control (a group the current set lacks) compares on
+    the controls both list: here, the same cells and scores give no change at all."""
+    extra = "zebra-99-control-L{}-c0"
+    wider = tuple(
+        NegativeScores(
+            n.arm,
+            n.scoring,
+            n.group_id,
+            n.length,
+            (*n.control_ids, extra.format(n.length)),
+            (*n.scores, 0.99),  # outscores every needle haystack
+        )
+        for n in base.negatives
+    )
+    baseline = dataclasses.replace(base, negatives=wider)
+    comparison = compare(base, baseline)
+    for d in comparison.deltas:
+        assert d.delta == 0.0 and d.baseline == d.current, d
+    # Its own table, with the extra control, is lower: the restriction is what made them equal.
+    assert results(base.cases, wider).row("literal", 1024).auc < base.row("literal", 1024).auc
+    # Each side keeps only the ids both list, in its own order.
+    shuffled = tuple(
+        dataclasses.replace(n, control_ids=n.control_ids[::-1], scores=n.scores[::-1])
+        for n in wider
+    )
+    again = compare(base, dataclasses.replace(base, negatives=shuffled))
+    assert all(d.delta == pytest.approx(0.0, abs=1e-12) for d in again.deltas)  # sums reorder
+
+
+def test_only_identical_positions_pair_when_the_grids_differ(base):
+    cases, negatives = scored(positions=3)
+    three = results(cases, negatives, positions=3)
+    comparison = compare(three, base, allow=("positions",))
+    # Index p of a 3-position grid is another cell than p of a 5-position grid, even at the
+    # same depth (p02 of 3 and p04 of 5 both end the filler, but hold other needle names).
+    assert comparison.paired == {("literal", "whole", 1024): 6, ("literal", "whole", 4096): 6}
+    assert comparison.unpaired_current == 2 * 6 * 2
+    assert comparison.unpaired_baseline == 2 * 6 * 4
+
+
+def test_intervals_follow_the_seed(base):
+    worse = with_cases(base, [dataclasses.replace(c, cos_qh=c.cos_qh - 0.2) for c in base.cases])
+    first = compare(worse, base)
+    assert first.to_dict() == compare(worse, base).to_dict()
+    other = compare_results(worse, base, n_resamples=200, seed=1)
+    assert other.delta("literal", 1024, "auc").delta == first.delta("literal", 1024, "auc").delta
+    assert other.to_dict() != first.to_dict()
+
+
+# -- verdicts on the deltas ------------------------------------------------------------------
+
+
+def shifted(run: NiahResults, length: int, by: float) -> NiahResults:
+    return with_cases(
+        run,
+        [
+            make_case(
+                c.group_id,
+                c.cos_qh + by,
+                control=c.control_score,
+                length=c.length,
+                position=c.position,
+            )
+            if c.length == length
+            else c
+            for c in run.cases
+        ],
+    )
+
+
+def test_a_clear_drop_regresses_that_length_only(base):
+    comparison = compare(shifted(base, 4096, -0.4), base)
+    verdicts = {d.length: v for d, v in comparison.verdicts([AUC_002])}
+    assert verdicts[4096].state == "regressed" and verdicts[4096].outcome() == "fail"
+    assert verdicts[1024].state == "within allowance"
+    d = comparison.delta("literal", 4096, "auc")
+    assert d.delta == pytest.approx(d.current - d.baseline)
+    assert d.high < 0
+    assert [v.metric for _, v in comparison.verdicts([AUC_002], ("literal", "whole", 1024))] == [
+        "auc"
+    ]
+
+
+def test_verdicts_pair_each_delta_with_each_allowance_of_its_metric(base):
+    comparison = compare(base, base)
+    allowances = parse_allowances("auc:0.02,ratio:5%,auc:1%")
+    pairs = comparison.verdicts(allowances)
+    assert [(d.length, d.metric) for d, _ in pairs] == [
+        (1024, "comparative_ratio"),
+        (1024, "auc"),
+        (1024, "auc"),
+        (4096, "comparative_ratio"),
+        (4096, "auc"),
+        (4096, "auc"),
+    ]
+
+
+def test_a_relative_allowance_scales_with_the_baseline():
+    d = Delta("literal", "whole", 1024, "auc", 0.8, 0.77, -0.03, -0.04, -0.02, 0.005, 16, 64)
+    assert d.verdict(Allowance("auc", 5, relative=True)).state == "within allowance"  # 0.04
+    assert d.verdict(Allowance("auc", 2, relative=True)).state == "regressed"  # 0.016
+    assert d.verdict(Allowance("auc", 2, relative=True)).limit == pytest.approx(0.016)
+
+
+def test_a_metric_that_becomes_undefined_regresses(base):
+    broken = with_cases(
+        base,
+        [
+            dataclasses.replace(c, problem="non-finite") if c.length == 4096 else c
+            for c in base.cases
+        ],
+    )
+    comparison = compare(broken, base)
+    d = comparison.delta("literal", 4096, "auc")
+    assert math.isnan(d.current) and not math.isnan(d.baseline)
+    verdict = d.verdict(AUC_002)
+    assert verdict.state == "regressed" and "undefined in this run" in verdict.reason
+
+
+def test_a_metric_undefined_in_both_runs_has_nothing_to_fall_from():
+    # Every needle alone scores below the floor: no normalized similarity in either run.
+    cases, negatives = scored(cos_qn=0.05)
+    run = results(cases, negatives)
+    d = compare(run, run).delta("literal", 1024, "normalized")
+    assert math.isnan(d.baseline) and math.isnan(d.current)
+    for allowance in (Allowance("normalized", 0.0, False), Allowance("normalized", 5, True)):
+        verdict = d.verdict(allowance)
+        assert verdict.state == "within allowance" and verdict.outcome("fail") == "pass"
+        assert "undefined in the baseline" in verdict.reason
+
+
+def test_an_interval_past_the_allowance_is_inconclusive_not_a_pass():
+    # A point drop of 0.01 passed a point gate at auc:0.02; its interval reaches -0.05.
+    d = Delta("literal", "whole", 1024, "auc", 0.8, 0.79, -0.01, -0.05, 0.03, 0.02, 16, 64)
+    verdict = d.verdict(AUC_002)
+    assert verdict.state == "inconclusive" and verdict.outcome("auto") == "warn"
+    assert verdict.mde == pytest.approx(0.056)
+
+
+# -- coverage: windows that differ where no needle sits ---------------------------------------
+
+
+def windows_run(max_tokens: int | None, step: dict[int, int]) -> NiahResults:
+    cases, negatives = scored(positions=10, offset=lambda length, p, _: p * step[length])
+    return results(cases, negatives, model_info=model(max_tokens=max_tokens), positions=10)
+
+
+def test_a_length_whose_needles_miss_the_region_between_the_windows_is_unresolved():
+    step = {1024: 112, 4096: 455}  # offsets 0, 112, 224, ... and 0, 455, 910, ...
+    current, baseline = windows_run(254, step), windows_run(126, step)
+    comparison = compare(current, baseline)
+    at_4096 = comparison.delta("literal", 4096, "auc")
+    at_1024 = comparison.delta("literal", 1024, "auc")
+    assert "254" in at_4096.unresolved and "126" in at_4096.unresolved
+    assert at_1024.unresolved == ""  # the needle at 224 sits between the windows
+    # The interval alone says "within allowance" (the scores are the same); coverage cannot.
+    verdict = at_4096.verdict(AUC_002)
+    assert verdict.state == "inconclusive" and verdict.reason == at_4096.unresolved
+    assert "--niah-positions" in verdict.resolve
+    assert verdict.outcome("auto") == "warn"
+    assert at_1024.verdict(AUC_002).state == "within allowance"
+    # A clear regression stays a regression.
+    worse = compare(shifted(current, 4096, -0.4), baseline).delta("literal", 4096, "auc")
+    assert worse.verdict(AUC_002).state == "regressed"
+
+
+@pytest.mark.parametrize(
+    ("windows", "step", "unresolved"),
+    [
+        ((254, 254), {1024: 112, 4096: 455}, False),  # the same window: nothing to probe
+        ((None, 126), {1024: 112, 4096: 455}, False),  # one reads all: 455 lies between
+        ((126, None), {1024: 112, 4096: 455}, False),
+        ((254, 126), {1024: 112, 4096: 200}, False),  # a needle at 200
+        ((254, 126), {1024: 300, 4096: 455}, True),  # 0, 300, ...: both lengths miss it
+    ],
+)
+def test_coverage_rule_cases(windows, step, unresolved):
+    current, baseline = windows_run(windows[0], step), windows_run(windows[1], step)
+    comparison = compare(current, baseline)
+    assert bool(comparison.delta("literal", 4096, "auc").unresolved) is unresolved
+    if step[1024] == 300:
+        assert comparison.delta("literal", 1024, "auc").unresolved
+
+
+def test_a_short_length_read_whole_by_both_windows_is_resolved():
+    cases, negatives = scored(lengths=(128,), positions=10, offset=lambda n, p, _: p * 12)
+    current = results(
+        cases, negatives, model_info=model(max_tokens=254), lengths=(128,), positions=10
+    )
+    baseline = results(
+        cases, negatives, model_info=model(max_tokens=126), lengths=(128,), positions=10
+    )
+    # Offsets 0..108: every needle lies inside both windows.
+    assert compare(current, baseline).delta("literal", 128, "auc").unresolved == ""
+
+
+# -- output --------------------------------------------------------------------------------------
+
+
+def test_to_dict_is_strict_json(base):
+    comparison = compare(shifted(changed(base, "seed"), 4096, -0.1), base, allow=("seed",))
+    data = json.loads(json.dumps(comparison.to_dict(), allow_nan=False))
+    assert (data["unpaired_current"], data["unpaired_baseline"]) == (0, 0)
+    assert data["paired"] == [
+        {"arm": "literal", "scoring": "whole", "length": 1024, "cells": 30},
+        {"arm": "literal", "scoring": "whole", "length": 4096, "cells": 30},
+    ]
+    assert data["allowed"] == [{"field": "seed", "current": 7, "baseline": 42}]
+    assert len(data["deltas"]) == len(comparison.deltas)
+    assert set(data["deltas"][0]) == {
+        "arm", "scoring", "length", "metric", "baseline", "current", "delta", "low", "high",
+        "se", "groups", "cells", "unresolved",
+    }  # fmt: skip
+
+
+def test_to_dict_writes_nan_as_null():
+    cases, negatives = scored(cos_qn=0.05)
+    run = results(cases, negatives)
+    data = compare(run, run).to_dict()
+    assert any(d["baseline"] is None for d in data["deltas"])
+    json.dumps(data, allow_nan=False)
+
+
+def test_comparison_table_has_a_row_per_delta(base):
+    comparison = compare(base, base)
+    lines = comparison_table(comparison, parse_allowances("auc:0.02"))
+    assert len(lines) == 1 + len(comparison.deltas)
+    assert sum("within allowance" in line for line in lines) == 2
+    empty = Comparison(deltas=(), paired={}, unpaired_current=3, unpaired_baseline=0)
+    assert len(comparison_table(empty)) == 1
+
+
+# -- allowances (the option's expressions) ----------------------------------------------------
+
+
+def test_parse_allowances():
+    assert parse_allowances("auc:0.02,ratio:5%") == (
+        Allowance("auc", 0.02, relative=False),
+        Allowance("comparative_ratio", 5.0, relative=True),
+    )
+    assert parse_allowances(" AUC : 0.02 , effect-size:0.5%, ") == (
+        Allowance("auc", 0.02, relative=False),
+        Allowance("effect_size", 0.5, relative=True),
+    )
+    assert parse_allowances("auc:0,ratio:100%") == (
+        Allowance("auc", 0.0, relative=False),
+        Allowance("comparative_ratio", 100.0, relative=True),
+    )
+
+
+def test_allowance_describe_and_allowed():
+    assert Allowance("auc", 0.02, relative=False).describe() == "AUC may fall at most 0.02"
+    assert (
+        Allowance("comparative_ratio", 5.0, relative=True).describe()
+        == "comparative ratio may fall at most 5% of the baseline"
+    )
+    assert Allowance("auc", 5, relative=True).allowed(0.5) == pytest.approx(0.025)
+    assert Allowance("auc", 0.05, relative=False).allowed(0.5) == 0.05
+    assert Allowance("separation", 10, relative=True).allowed(-0.2) == pytest.approx(0.02)
+
+
+# -- real runs (the lexical baseline) ---------------------------------------------------------
+
+REAL_GROUPS = ("dietary", "location", "medical", "vehicle")  # 16 needle groups
+N_REAL_GROUPS = 16
+
+
+def real_config(shared_corpus_dir, **changes) -> NiahConfig:
     base = dict(
         model="lexical:tfidf",
         corpus=str(shared_corpus_dir),
@@ -29,269 +488,48 @@ def config(shared_corpus_dir, **changes) -> NiahConfig:
         positions=4,
         arms=("onehop", "literal"),
         bootstrap=0,
-        groups=GROUPS,
+        groups=REAL_GROUPS,
     )
     return NiahConfig(**(base | changes))
 
 
 @pytest.fixture(scope="module")
 def run(shared_corpus_dir) -> NiahResults:
-    return run_experiment(config(shared_corpus_dir))
+    return run_experiment(real_config(shared_corpus_dir))
 
 
 @pytest.fixture(scope="module")
 def self_comparison(run) -> Comparison:
-    return compare_results(run, run, n_resamples=200)
+    return compare(run, run)
 
 
-def lowered(results: NiahResults, length: int) -> NiahResults:
-    """A worse run: every needle haystack of ``length`` scores half, minus 0.01."""
-    cases = []
-    for c in results.cases:
-        if c.length == length:
-            cos_qh = c.cos_qh * 0.5 - 0.01
-            normalized = cos_qh / c.cos_qn if c.cos_qn > 0 else math.nan
-            c = dataclasses.replace(
-                c, cos_qh=cos_qh, normalized=normalized, found=cos_qh > c.control_score
-            )
-        cases.append(c)
-    return dataclasses.replace(results, cases=tuple(cases))
-
-
-def literal(messages: list[str]) -> list[str]:
-    return [m for m in messages if "(literal, whole)" in m]
-
-
-@pytest.fixture(scope="module")
-def worse(run) -> Comparison:
-    return compare_results(lowered(run, 512), run, n_resamples=200)
-
-
-# -- a run against itself ----------------------------------------------------------------------
-
-
-def test_a_run_against_itself_changes_nothing(run, self_comparison):
-    c = self_comparison
-    assert (c.unpaired_current, c.unpaired_baseline) == (0, 0)
-    assert len(c.deltas) == 2 * 2 * len(METRICS)
-    for d in c.deltas:
-        assert d.cells == N_GROUPS * 2 * 4
+def test_a_real_run_against_itself_matches_its_own_tables(run, self_comparison):
+    assert (self_comparison.unpaired_current, self_comparison.unpaired_baseline) == (0, 0)
+    assert len(self_comparison.deltas) == 2 * 2 * len(METRICS)
+    for d in self_comparison.deltas:
+        assert d.cells == N_REAL_GROUPS * 2 * 4
+        row = run.row(d.arm, d.length, d.scoring)
+        assert getattr(row, d.metric) == pytest.approx(d.current, nan_ok=True)
         if math.isnan(d.baseline):
             # The lexical model gives one-hop needles no cosine, so no normalized similarity.
             assert (d.arm, d.metric) == ("onehop", "normalized")
-            assert math.isnan(d.current) and math.isnan(d.delta)
             continue
-        assert d.baseline == d.current, d
         assert (d.delta, d.low, d.high) == (0.0, 0.0, 0.0), d
+    allowances = parse_allowances("norm:0,ratio:0%,auc:0,auc-study:0,sep:0%,d:0")
+    assert {v.outcome("fail") for _, v in self_comparison.verdicts(allowances)} == {"pass"}
 
 
-def test_a_run_against_itself_matches_its_own_tables(run, self_comparison):
-    for d in self_comparison.deltas:
-        row = run.row(d.arm, d.length, d.scoring)
-        assert getattr(row, d.metric) == pytest.approx(d.current, nan_ok=True)
-
-
-def test_a_run_against_itself_fails_no_expression(self_comparison):
-    assert self_comparison.regressions(parse_fail_expressions(EVERY_METRIC)) == []
-    assert self_comparison.regressions(parse_fail_expressions("auc:0.02,ratio:5%")) == []
-
-
-def test_a_run_against_its_saved_copy_changes_nothing(run, tmp_path):
+def test_a_real_run_against_its_saved_copy_changes_nothing(run, tmp_path):
     loaded = NiahResults.load(run.save(tmp_path / "run.json"))
-    comparison = compare_results(loaded, run, n_resamples=50)
+    comparison = compare_results(loaded, run, n_resamples=50, seed=0)
     assert all(d.delta == 0 or math.isnan(d.baseline) for d in comparison.deltas)
 
 
-# -- a worse run -------------------------------------------------------------------------------
-
-
-def test_a_drop_at_one_length_regresses_that_length_only(worse):
-    for d in worse.deltas:
-        if d.length == 128:
-            assert d.delta == 0 or math.isnan(d.baseline), d
-    auc = worse.delta("literal", 512, "auc")
-    assert auc is not None and auc.delta < 0
-    assert auc.high < 0, "the interval of the change excludes zero"
-    assert auc.delta == pytest.approx(auc.current - auc.baseline)
-    assert worse.delta("onehop", 512, "comparative_ratio").delta < 0
-
-    messages = worse.regressions(parse_fail_expressions("auc:0.02,ratio:5%"))
-    assert messages
-    assert all(" at 512 tokens " in m for m in messages), messages
-    assert all(m.startswith(("AUC ", "comparative ratio ")) for m in messages), messages
-    assert any(m.startswith("AUC at 512 tokens (literal, whole) fell") for m in messages)
-    assert any(
-        m.startswith("comparative ratio at 512 tokens (onehop, whole) fell") for m in messages
-    )
-
-
-def test_regression_message_format(worse):
-    d = worse.delta("literal", 512, "auc")
-    [message] = literal(worse.regressions([Allowance("auc", 0.02, relative=False)]))
-    assert message == (
-        f"AUC at 512 tokens (literal, whole) fell {d.baseline - d.current:.3f} "
-        f"({d.baseline:.3f} -> {d.current:.3f}, 95% CI of the change "
-        f"[{d.low:.2f}, {d.high:.2f}]) > allowed 0.02"
-    )
-    [relative] = literal(worse.regressions([Allowance("auc", 1.0, relative=True)]))
-    allowed = 0.01 * d.baseline
-    assert relative.endswith(f"> allowed {allowed:.3f} (1% of {d.baseline:.3f})")
-
-
-def test_absolute_and_relative_thresholds(worse):
-    d = worse.delta("literal", 512, "auc")
-    drop = d.baseline - d.current
-    percent = 100 * drop / d.baseline
-
-    def fails(threshold: Allowance) -> bool:
-        return bool(literal(worse.regressions([threshold])))
-
-    assert fails(Allowance("auc", drop * 0.99, relative=False))
-    assert not fails(Allowance("auc", drop * 1.01, relative=False))
-    assert fails(Allowance("auc", percent * 0.99, relative=True))
-    assert not fails(Allowance("auc", percent * 1.01, relative=True))
-    # A relative allowance scales with the baseline, an absolute one does not.
-    assert Allowance("auc", 5, relative=True).allowed(0.5) == pytest.approx(0.025)
-    assert Allowance("auc", 0.05, relative=False).allowed(0.5) == 0.05
-    assert Allowance("separation", 10, relative=True).allowed(-0.2) == pytest.approx(0.02)
-
-
-def test_a_metric_with_several_thresholds_is_reported_once(worse):
-    one = worse.regressions(parse_fail_expressions("auc:0.02"))
-    both = worse.regressions(parse_fail_expressions("auc:0.02,auc:1%"))
-    assert both == one
-
-
-def test_an_improvement_is_no_regression(run):
-    better = compare_results(run, lowered(run, 512), n_resamples=50)
-    assert better.delta("literal", 512, "auc").delta > 0
-    assert better.regressions(parse_fail_expressions(EVERY_METRIC)) == []
-
-
-def test_a_metric_that_becomes_undefined_is_a_regression(run):
-    broken = dataclasses.replace(
-        run,
-        cases=tuple(
-            dataclasses.replace(c, problem="non-finite embedding")
-            if (c.arm, c.length) == ("literal", 512)
-            else c
-            for c in run.cases
-        ),
-    )
-    comparison = compare_results(broken, run, n_resamples=50)
-    messages = comparison.regressions(parse_fail_expressions("auc:0.5"))
-    assert messages == [
-        f"AUC at 512 tokens (literal, whole) is undefined in this run (baseline "
-        f"{run.row('literal', 512).auc:.3f})"
-    ]
-
-
-# -- different grids ---------------------------------------------------------------------------
-
-
-def test_only_identical_cells_are_compared_when_positions_differ(shared_corpus_dir, run):
-    three = run_experiment(config(shared_corpus_dir, positions=3))
-    comparison = compare_results(three, run, n_resamples=50)
-    # Index p of a 3-position grid sits at another depth than p of a 4-position grid, with
-    # another needle name; only the start (p00) is the same cell in both.
-    slices = 2 * 2  # arms x lengths
-    orders = 2
-    assert comparison.unpaired_current == N_GROUPS * slices * orders * 2
-    assert comparison.unpaired_baseline == N_GROUPS * slices * orders * 3
-    assert {d.cells for d in comparison.deltas} == {N_GROUPS * orders}
-    assert len(comparison.deltas) == slices * len(METRICS)
-
-
-def test_cells_of_one_run_only_are_counted_not_compared(run):
-    short = dataclasses.replace(run, cases=tuple(c for c in run.cases if c.length == 128))
-    comparison = compare_results(short, run, n_resamples=50)
+def test_a_real_run_of_fewer_groups_lists_the_same_negatives(shared_corpus_dir, run):
+    part = run_experiment(real_config(shared_corpus_dir, groups=("dietary-01", "medical-02")))
+    full = negatives_by_key(run.negatives)
+    for n in part.negatives:
+        assert n.control_ids == full[n.arm, n.scoring, n.group_id, n.length].control_ids
+    comparison = compare(part, run)
     assert comparison.unpaired_current == 0
-    assert comparison.unpaired_baseline == len(run.cases) // 2
-    assert comparison.delta("literal", 512, "auc") is None
-    assert comparison.delta("literal", 128, "auc").delta == 0
-    assert {d.length for d in comparison.deltas} == {128}
-
-
-def test_intervals_follow_the_seed(worse, run):
-    again = compare_results(lowered(run, 512), run, n_resamples=200)
-    assert again.to_dict() == worse.to_dict()  # NaN != NaN, None == None
-    other = compare_results(lowered(run, 512), run, n_resamples=200, seed=1)
-    assert other.delta("literal", 512, "auc").delta == worse.delta("literal", 512, "auc").delta
-    assert other.to_dict() != worse.to_dict()
-
-
-# -- expressions -------------------------------------------------------------------------------
-
-
-def test_parse_expressions():
-    assert parse_fail_expressions("auc:0.02,ratio:5%") == (
-        Allowance("auc", 0.02, relative=False),
-        Allowance("comparative_ratio", 5.0, relative=True),
-    )
-    assert parse_fail_expressions(" AUC : 0.02 , effect-size:0.5%, ") == (
-        Allowance("auc", 0.02, relative=False),
-        Allowance("effect_size", 0.5, relative=True),
-    )
-    assert parse_fail_expressions("auc:0,ratio:100%") == (
-        Allowance("auc", 0.0, relative=False),
-        Allowance("comparative_ratio", 100.0, relative=True),
-    )
-
-
-def test_allowance_describe():
-    assert Allowance("auc", 0.02, relative=False).describe() == "AUC may fall at most 0.02"
-    assert (
-        Allowance("comparative_ratio", 5.0, relative=True).describe()
-        == "comparative ratio may fall at most 5% of the baseline"
-    )
-
-
-# -- output ------------------------------------------------------------------------------------
-
-
-def test_comparison_table(worse):
-    lines = comparison_table(worse)
-    assert len(lines) == 1 + len(worse.deltas)
-    assert lines[0].split() == [
-        "arm", "scoring", "length", "metric", "baseline", "current", "delta", "95%", "CI",
-    ]  # fmt: skip
-    assert len({len(line) for line in lines}) == 1, "columns are aligned"
-    d = worse.delta("literal", 512, "auc")
-    [row] = [
-        line for line in lines if line.startswith("literal") and " 512 " in line and "AUC" in line
-    ]
-    assert row.split() == [
-        "literal",
-        "whole",
-        "512",
-        "AUC",
-        f"{d.baseline:.3f}",
-        f"{d.current:.3f}",
-        f"{d.delta:+.3f}",
-        f"[{d.low:+.2f},",
-        f"{d.high:+.2f}]",
-    ]
-    [unchanged] = [
-        line for line in lines if line.startswith("literal") and " 128 " in line and "AUC" in line
-    ]
-    assert "+0.000" in unchanged and "[+0.00, +0.00]" in unchanged
-    # Separations are small: they keep four decimals.
-    assert any(re.search(r"separation\s+-?\d\.\d{4}\s", line) for line in lines)
-    assert any(line.split()[-3:] == ["nan", "[nan,", "nan]"] for line in lines)
-
-
-def test_comparison_table_without_deltas_is_a_header():
-    empty = Comparison(deltas=(), unpaired_current=3, unpaired_baseline=0)
-    assert len(comparison_table(empty)) == 1
-
-
-def test_to_dict_is_strict_json(worse):
-    data = json.loads(json.dumps(worse.to_dict(), allow_nan=False))
-    assert data["unpaired_current"] == data["unpaired_baseline"] == 0
-    assert len(data["deltas"]) == len(worse.deltas)
-    first = data["deltas"][0]
-    assert set(first) == {
-        "arm", "scoring", "length", "metric", "baseline", "current", "delta", "low", "high",
-        "cells",
-    }  # fmt: skip
-    assert any(d["baseline"] is None for d in data["deltas"]), "NaN is written as null"
+    assert set(comparison.paired.values()) == {2 * 2 * 4}

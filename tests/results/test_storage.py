@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_niah.config.niah import NiahConfig
-from pytest_niah.errors import CompareError, ConfigError, ResultsError
+from pytest_niah.errors import CompareError, ConfigError, OutputError, ResultsError
 from pytest_niah.experiment import run_experiment
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.storage import (
@@ -86,9 +86,9 @@ def test_run_key_is_a_safe_model_folder_then_machine_folder():
         "python_version": "3.11.7",
     }
     assert run_key("packaged-minilm", machine) == "packaged-minilm/Linux-x86_64-cp311"
-    assert run_key("lexical:tfidf", machine) == "lexical-tfidf/Linux-x86_64-cp311"
+    assert run_key("lexical:tfidf", machine) == "lexical-tfidf-8d8f8c25c3/Linux-x86_64-cp311"
     # A hub name's slash must not add a folder level.
-    assert run_key("org/My Model", machine) == "org-My-Model/Linux-x86_64-cp311"
+    assert run_key("org/My Model", machine) == "org-My-Model-8b8b0af204/Linux-x86_64-cp311"
     pypy = {**machine, "python_implementation": "PyPy", "python_version": "3.10.14"}
     assert run_key("m", pypy) == "m/Linux-x86_64-pp310"
     assert run_key("m", {}) == "m/unknown-unknown-py"
@@ -144,12 +144,44 @@ def test_save_resolve_load_round_trip(results, tmp_path):
     assert "commit" in meta and "results" not in meta
 
 
-def test_saving_a_name_again_replaces_the_run(results, tmp_path):
+def test_saving_a_name_again_is_refused_unless_overwrite_is_asked_for(results, tmp_path):
     first = save_run(results, "b", store=tmp_path, label=LABEL, now=SAVED_AT)
     later = datetime(2025, 6, 1, tzinfo=timezone.utc)
-    second = save_run(results, "b", store=tmp_path, label=LABEL, now=later)
+    with pytest.raises(OutputError, match=r"exists already.*--niah-save-overwrite") as caught:
+        save_run(results, "b", store=tmp_path, label=LABEL, now=later)
+    assert str(first) in str(caught.value)
+    assert load_run(first)[0]["saved_at"].startswith("2024-01-02")  # the old run is intact
+    second = save_run(results, "b", store=tmp_path, label=LABEL, now=later, overwrite=True)
     assert first == second
     assert load_run(second)[0]["saved_at"].startswith("2025-06-01")
+
+
+@pytest.mark.parametrize(
+    "labels", [("模型", "型号"), (".", ".."), ("a/b", "a-b"), ("a b", "a_b", "a-b")]
+)
+def test_labels_that_sanitise_alike_get_folders_of_their_own_inside_the_store(
+    results, tmp_path, labels
+):
+    paths = [save_run(results, "base", store=tmp_path, label=label) for label in labels]
+    assert len({p.parent for p in paths}) == len(labels)
+    for label, path in zip(labels, paths, strict=True):
+        assert path.resolve().is_relative_to(tmp_path.resolve())
+        assert resolve_run("base", store=tmp_path, label=label) == path
+        assert load_run(path)[0]["label"] == label
+
+
+def test_previous_is_the_newest_run_saved_before_this_session(results, tmp_path):
+    save_run(results, "first", store=tmp_path, label=LABEL, now=SAVED_AT)
+    newer = save_run(
+        results, "second", store=tmp_path, label=LABEL, now=SAVED_AT.replace(year=2025)
+    )
+    save_run(results, "other", store=tmp_path, label="other-model", now=SAVED_AT.replace(year=2026))
+    assert resolve_run("previous", store=tmp_path, label=LABEL) == newer
+    started = SAVED_AT.replace(month=6)
+    older = resolve_run("previous", store=tmp_path, label=LABEL, before=started)
+    assert older.name == "first.json"
+    with pytest.raises(CompareError, match=r"no run of model 'nobody'.*--niah-save"):
+        resolve_run("previous", store=tmp_path, label="nobody")
 
 
 def test_saved_run_records_the_commit_of_the_project_it_lives_in(
@@ -235,12 +267,17 @@ def test_a_bare_niah_json_file_loads_with_empty_metadata(results, tmp_path):
 @pytest.mark.parametrize(
     ("text", "why"),
     [
-        ("{not json", "not valid JSON"),
-        ("[1, 2]", "not a pytest-niah run"),
-        ('{"hello": 1}', "schema version"),
-        ('{"run_schema_version": 99, "results": {}}', "saved-run schema version 99"),
-        ('{"run_schema_version": 1, "name": "x"}', "without results"),
-        ('{"run_schema_version": 1, "results": {"schema_version": 1}}', "not a pytest-niah"),
+        ("{not json", r"at \$, invalid JSON"),
+        ("[1, 2]", r"results file: at \$, input should be an object"),
+        ('{"hello": 1}', r"at \$\.schema_version, required key missing"),
+        ('{"run_schema_version": 99, "results": {}}', r"saved-run schema version 99 is not 2"),
+        ('{"run_schema_version": 1, "results": {}}', r"saved-run schema version 1 is not 2"),
+        ('{"run_schema_version": 2, "name": "x"}', r"saved run: at \$\.label, required key"),
+        (
+            '{"run_schema_version": 2, "results": {"schema_version": 1}}',
+            r"at \$\.results\.schema_version, results schema version 1 is not 2",
+        ),
+        ('{"run_schema_version": "2"}', r"at \$\.run_schema_version, input should be a valid"),
     ],
 )
 def test_a_bad_file_is_a_results_error_naming_it(tmp_path, text, why):
@@ -249,6 +286,25 @@ def test_a_bad_file_is_a_results_error_naming_it(tmp_path, text, why):
     with pytest.raises(ResultsError, match=why) as info:
         load_run(path)
     assert str(path) in str(info.value)
+
+
+def test_a_bad_saved_run_names_the_json_path_inside_its_results(results, tmp_path):
+    path = save_run(results, "base", store=tmp_path, label=LABEL)
+    data = json.loads(path.read_text())
+    data["results"]["cases"][2]["cos_qh"] = "high"
+    data["commit"]["when"] = float("nan")
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultsError) as info:
+        load_run(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: not a valid pytest-niah saved run: at ")
+    assert "$.commit" in message or "$.results.cases[2].cos_qh" in message
+    assert "(and 1 more problems)" in message
+
+
+def test_a_saved_run_round_trips_every_bit(results, tmp_path, frozen):
+    _, loaded = load_run(save_run(results, "exact", store=tmp_path, label=LABEL))
+    assert frozen(loaded) == frozen(results)
 
 
 def test_a_missing_file_is_a_results_error_naming_it(tmp_path):

@@ -1,0 +1,475 @@
+"""A model behind an OpenAI-compatible server: ``--niah-model=openai+http://HOST:PORT/v1#MODEL``.
+
+vLLM, text-embeddings-inference, infinity, Ollama and hosted APIs serve ``POST /embeddings``.
+
+The server gets text: each input's text, already cut by the engine to the tokens the model
+reads, with the prompt in front. Haystack lengths are counted by ``--niah-tokenizer``, the
+served model's own tokenizer, which is required: pytest-niah never guesses it.
+
+The window (the server's limit, special tokens included, like sentence-transformers'
+``max_seq_length`` and vLLM's ``max_model_len``) is ``--niah-max-seq-length`` if given, else
+what the server reports (``max_model_len`` in ``GET /models``, as vLLM does), else the
+``max_seq_length`` of ``sentence_bert_config.json`` beside the tokenizer; else the run is
+refused. Every input is cut to the window minus the tokenizer's special tokens and the prompt,
+so the server reads exactly what a local sentence-transformers model would.
+
+Requests go out ``--niah-remote-concurrency`` at a time; 408, 429, 5xx, timeouts and broken
+connections are retried with exponential backoff and jitter (``Retry-After`` honoured).
+The API key is read from the environment variable ``--niah-api-key-env`` names, sent as
+``Authorization: Bearer`` and kept out of every identity, result, message and log. Only the
+standard library speaks HTTP.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import json
+import math
+import os
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from pytest_niah.config.options import default
+from pytest_niah.embed.identity import ModelIdentity, model_identity
+from pytest_niah.embed.models import parse_remote, tokenizer_file
+from pytest_niah.embed.protocol import Windows
+from pytest_niah.embed.st_backend import HaystackTokenizer, _check_vocabulary
+from pytest_niah.errors import ConfigError, EmbedderError
+from pytest_niah.haystacks.plan import QUERY, ModelInput
+
+WEIGHTS_NOTE = (
+    "remote model: weights cannot be hashed; the identity is the endpoint's model name and "
+    "what it reports"
+)
+# Statuses worth another try: request timeout, rate limit, the server's own failures.
+RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
+# Fields of a GET /models entry that name what is served and stay put between calls
+# ("created" does not: vLLM stamps it with the time of the request).
+STABLE_FIELDS = ("id", "root", "parent", "max_model_len", "revision", "version", "digest")
+MAX_WAIT = 300.0  # the longest Retry-After honoured, in seconds
+MAX_BACKOFF = 30.0
+_EXCERPT = 200
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One HTTP exchange: the status, the Retry-After header, the body."""
+
+    status: int
+    retry_after: str | None
+    body: bytes
+
+
+class RemoteEmbedder:
+    """A served model, spoken to over the OpenAI embeddings API.
+
+    Args:
+        name: ``openai+http(s)://HOST:PORT/PATH#MODEL``.
+        tokenizer: The served model's tokenizer (``--niah-tokenizer``).
+        max_seq_length: The window, special tokens included; ``None`` asks the server, then
+            the tokenizer folder.
+        query_prompt: Text put before every question.
+        doc_prompt: Text put before every document.
+        api_key_env: The environment variable holding the API key.
+        concurrency: Most requests in flight.
+        timeout: Seconds to wait for one response.
+        batch_size: Most texts per request.
+        retries: Further tries of a request that failed in a way worth retrying.
+        backoff: The first wait between tries, in seconds; it doubles each time (with jitter).
+    """
+
+    reads_text = True
+    fits_on_documents = False
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        tokenizer: str,
+        max_seq_length: int | None = None,
+        query_prompt: str = "",
+        doc_prompt: str = "",
+        api_key_env: str = default("api_key_env"),
+        concurrency: int = default("remote_concurrency"),
+        timeout: float = default("remote_timeout"),
+        batch_size: int = default("batch_size"),
+        retries: int = 5,
+        backoff: float = 1.0,
+    ) -> None:
+        self.name = name
+        self.remote = parse_remote(name)
+        self.tokenizer_path = tokenizer_file(tokenizer)
+        self.requested_window = max_seq_length
+        self.query_prompt = query_prompt
+        self.doc_prompt = doc_prompt
+        self.api_key_env = api_key_env
+        self.concurrency = max(1, int(concurrency))
+        self.timeout = float(timeout)
+        self.batch_size = max(1, int(batch_size))
+        self.retries = max(0, int(retries))
+        self.backoff = float(backoff)
+        self.notes: list[str] = [WEIGHTS_NOTE]
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._pool: ThreadPoolExecutor | None = None
+        self._served: list[str] = []  # the model names GET /models lists
+
+    def __repr__(self) -> str:
+        return f"RemoteEmbedder({self.name!r})"
+
+    # -- what is served ----------------------------------------------------------------------
+
+    @property
+    def what(self) -> str:
+        """The model and endpoint, for messages."""
+        return f"model {self.remote.model!r} at {self.remote.endpoint}"
+
+    @cached_property
+    def _listing(self) -> Mapping[str, Any] | None:
+        """The server's ``GET /models`` entry for the model, or ``None`` if it lists none."""
+        body = self._call("GET", "models", None, optional=True)
+        if body is None:
+            return None
+        data = body.get("data") if isinstance(body, Mapping) else None
+        entries = [e for e in data if isinstance(e, Mapping)] if isinstance(data, list) else []
+        self._served = [str(e.get("id")) for e in entries]
+        return next((e for e in entries if e.get("id") == self.remote.model), None)
+
+    @cached_property
+    def _server_model(self) -> dict[str, Any]:
+        """What the server says it serves: its ``/models`` entry, else an embedding's ``model``."""
+        entry = self._listing
+        if entry is not None:
+            return {k: entry[k] for k in STABLE_FIELDS if k in entry}
+        body = self._call("POST", "embeddings", {"model": self.remote.model, "input": ["niah"]})
+        self._rows(body, 1)
+        reported = body.get("model") if isinstance(body, Mapping) else None
+        return {"id": reported if isinstance(reported, str) else None}
+
+    @cached_property
+    def identity(self) -> ModelIdentity:
+        """Endpoint, model name, what the server reports, tokenizer and settings; no key."""
+        source = {
+            "kind": "remote",
+            "endpoint": self.remote.endpoint,
+            "model": self.remote.model,
+            "server_model": self._server_model,
+            "tokenizer": self.tokenizer.identity,
+            "weights": "cannot be hashed (remote)",
+        }
+        settings = {
+            "max_seq_length": self.max_seq_length,
+            "query_prompt": self.query_prompt,
+            "doc_prompt": self.doc_prompt,
+        }
+        return model_identity(source, settings, versions=False)
+
+    # -- tokenizer and window ----------------------------------------------------------------
+
+    @cached_property
+    def _raw_tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        try:
+            raw = Tokenizer.from_file(str(self.tokenizer_path))
+        except Exception as exc:
+            raise ConfigError(
+                f"--niah-tokenizer: {str(self.tokenizer_path)!r} is not a fast tokenizer "
+                f"({type(exc).__name__}: {str(exc).strip()[:_EXCERPT]})",
+                "give the tokenizer.json of the served model, as transformers saves it",
+            ) from None
+        _check_vocabulary(self.name, raw)
+        return raw
+
+    @cached_property
+    def tokenizer(self) -> HaystackTokenizer:
+        """The served model's tokenizer (``--niah-tokenizer``), truncation and padding off."""
+        return HaystackTokenizer(self._raw_tokenizer)
+
+    @cached_property
+    def _window(self) -> tuple[int, str]:
+        served = self._listing.get("max_model_len") if self._listing is not None else None
+        limit = served if isinstance(served, int) and served > 0 else None
+        if self.requested_window is not None:
+            if limit is not None and self.requested_window > limit:
+                raise ConfigError(
+                    f"--niah-max-seq-length={self.requested_window} is more than {self.what} "
+                    f"reads (the server reports max_model_len {limit})",
+                    f"give at most {limit}",
+                )
+            return self.requested_window, "--niah-max-seq-length"
+        if limit is not None:
+            return limit, "the server's max_model_len"
+        config = self.tokenizer_path.parent / "sentence_bert_config.json"
+        try:
+            value = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
+        except (OSError, ValueError, AttributeError):
+            value = None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value, f"{config.name} beside --niah-tokenizer"
+        raise ConfigError(
+            f"pytest-niah cannot tell how many tokens {self.what} reads: the server reports no "
+            "max_model_len and the tokenizer folder has no sentence_bert_config.json",
+            "give the server's input limit, special tokens included, as --niah-max-seq-length=N",
+        )
+
+    @property
+    def max_seq_length(self) -> int:
+        """The window in tokens, special tokens included."""
+        return self._window[0]
+
+    @cached_property
+    def _prompt_tokens(self) -> dict[str, int]:
+        prompts = {QUERY: self.query_prompt, "document": self.doc_prompt}
+        return {
+            kind: len(self.tokenizer.encode_batch([prompt])[0].ids) if prompt else 0
+            for kind, prompt in prompts.items()
+        }
+
+    @cached_property
+    def windows(self) -> Windows:
+        """The window minus the tokenizer's special tokens and the prompt's."""
+        window, origin = self._window
+        specials = int(self._raw_tokenizer.num_special_tokens_to_add(False))
+        reads = {kind: window - specials - n for kind, n in self._prompt_tokens.items()}
+        if min(reads.values()) < 1:
+            raise ConfigError(
+                f"a window of {window} tokens leaves {self.what} nothing to read after "
+                f"{specials} special tokens and the prompt",
+                "give a larger --niah-max-seq-length or a shorter prompt",
+            )
+        self.notes.append(
+            f"{self.remote.model}: a window of {window} tokens ({origin}), "
+            f"{specials} of them special"
+        )
+        return Windows(reads[QUERY], reads["document"])
+
+    # -- embedding ---------------------------------------------------------------------------
+
+    def encode(self, inputs: Sequence[ModelInput]) -> np.ndarray:
+        """Embed inputs of one kind: requests of at most ``batch_size`` texts, several at once."""
+        if not inputs:
+            return np.zeros((0, 0), dtype=np.float32)
+        prompt = self.query_prompt if inputs[0].kind == QUERY else self.doc_prompt
+        texts = [prompt + item.text for item in inputs]
+        size = max(1, min(self.batch_size, math.ceil(len(texts) / self.concurrency)))
+        parts = [texts[i : i + size] for i in range(0, len(texts), size)]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="niah-remote")
+        futures: list[Future[np.ndarray]] = [self._pool.submit(self._embed, p) for p in parts]
+        try:
+            return np.concatenate([future.result() for future in futures])
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        body = self._call("POST", "embeddings", {"model": self.remote.model, "input": texts})
+        return self._rows(body, len(texts))
+
+    def _rows(self, body: Any, expected: int) -> np.ndarray:
+        """The response's vectors in input order, every one checked."""
+        data = body.get("data") if isinstance(body, Mapping) else None
+        if not isinstance(data, list):
+            raise self._bad("returned JSON without a 'data' list of embeddings")
+        if len(data) != expected:
+            raise self._bad(
+                f"returned {len(data)} embeddings for {expected} inputs"
+                + (" (a truncated batch)" if len(data) < expected else ""),
+                "the server drops or adds inputs, e.g. past its own batch limit: lower "
+                "--niah-batch-size (texts per request), or check the server's logs",
+            )
+        rows: dict[int, Any] = {}
+        for item in data:
+            index = item.get("index") if isinstance(item, Mapping) else None
+            if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < expected:
+                raise self._bad(f"returned an embedding with index {index!r} for {expected} inputs")
+            if index in rows:
+                raise self._bad(f"returned index {index} twice")
+            rows[index] = item.get("embedding")
+        try:
+            matrix = np.asarray([rows[i] for i in range(expected)], dtype=np.float32)
+        except (TypeError, ValueError):
+            raise self._bad(
+                "returned embeddings that are not lists of numbers of one length",
+                "ask the server for float embeddings (OpenAI's encoding_format 'float')",
+            ) from None
+        if matrix.ndim != 2 or matrix.shape[1] == 0:
+            raise self._bad("returned empty or nested embeddings")
+        if not np.isfinite(matrix).all():
+            raise self._bad(
+                "returned non-finite values (NaN or infinity) in its embeddings",
+                "check the server's dtype and logs: the model overflows",
+            )
+        with self._lock:
+            if self._dim is None:
+                self._dim = int(matrix.shape[1])
+            elif matrix.shape[1] != self._dim:
+                raise self._bad(
+                    f"returned {matrix.shape[1]}-dimensional embeddings after "
+                    f"{self._dim}-dimensional ones",
+                    "make sure one model serves every request (a load balancer over several "
+                    "models, or a model swapped mid-run), then run again",
+                )
+        return matrix
+
+    def _bad(self, problem: str, hint: str = "") -> EmbedderError:
+        return EmbedderError(
+            f"the embeddings server of {self.what} {problem}",
+            hint
+            or "the server does not speak the OpenAI embeddings API as expected; check "
+            "its version and logs",
+        )
+
+    # -- HTTP --------------------------------------------------------------------------------
+
+    def _call(self, method: str, route: str, payload: Any, *, optional: bool = False) -> Any:
+        """Send one request, retried; the parsed JSON (``None``: an optional route is absent)."""
+        url = self.remote.url(route)
+        data = None if payload is None else json.dumps(payload).encode()
+        last = ""
+        for attempt in range(self.retries + 1):
+            if self._stop.is_set():
+                raise EmbedderError(f"the requests to {self.what} were stopped", "")
+            wait: float | None = None
+            try:
+                reply = self._send(method, url, data)
+            except (TimeoutError, OSError, http.client.HTTPException) as exc:
+                last = _describe(exc, self.timeout)
+            else:
+                if 200 <= reply.status < 300:
+                    return self._json(reply.body, url, optional)
+                if optional and reply.status in (404, 405, 501):
+                    return None
+                if reply.status not in RETRY_STATUS:
+                    raise self._refused(reply, url)
+                last = f"HTTP {reply.status}{self._excerpt(reply.body)}"
+                wait = _retry_after(reply.retry_after)
+            if attempt == self.retries:
+                break
+            if wait is None:
+                wait = min(MAX_BACKOFF, self.backoff * 2**attempt) * random.uniform(0.5, 1.0)
+            else:
+                wait = min(wait, MAX_WAIT) * random.uniform(1.0, 1.1)
+            if self._stop.wait(wait):
+                break
+        hint = (
+            "the server keeps rate-limiting: lower --niah-remote-concurrency "
+            f"(now {self.concurrency}) or raise the server's rate limit"
+            if last.startswith("HTTP 429")
+            else "check that the server is up and healthy (its logs); lower "
+            f"--niah-remote-concurrency (now {self.concurrency}) or raise "
+            f"--niah-remote-timeout (now {self.timeout:g} s) if it is overloaded"
+        )
+        raise EmbedderError(
+            f"the embeddings server of {self.what} failed {self.retries + 1} tries of "
+            f"{method} {url}; the last: {last}",
+            hint,
+        )
+
+    def _send(self, method: str, url: str, data: bytes | None) -> Reply:
+        headers = {"Accept": "application/json", "User-Agent": "pytest-niah"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        key = os.environ.get(self.api_key_env, "")
+        if key:
+            # Unredirected: a redirect to another host must not carry the key along.
+            request.add_unredirected_header("Authorization", f"Bearer {key}")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return Reply(int(response.status), None, response.read())
+        except urllib.error.HTTPError as exc:
+            with exc:
+                body = exc.read() if exc.fp is not None else b""
+            return Reply(int(exc.code), exc.headers.get("Retry-After"), body)
+
+    def _json(self, body: bytes, url: str, optional: bool) -> Any:
+        try:
+            return json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            if optional:
+                return None
+            raise self._bad(
+                f"answered {url} with a body that is not JSON{self._excerpt(body)}",
+                "check that the URL in --niah-model is the API root of an OpenAI-compatible "
+                "server (e.g. http://HOST:PORT/v1), not a web page or proxy",
+            ) from None
+
+    def _refused(self, reply: Reply, url: str) -> EmbedderError:
+        """An answer that another try will not change (4xx)."""
+        problem = (
+            f"the embeddings server of {self.what} refused {url} with HTTP {reply.status}"
+            f"{self._excerpt(reply.body)}"
+        )
+        if reply.status in (401, 403):
+            state = "is set" if os.environ.get(self.api_key_env) else "is not set"
+            hint = (
+                f"put a valid key in the environment variable {self.api_key_env} (it {state}), "
+                "or name another one with --niah-api-key-env"
+            )
+        elif reply.status == 404:
+            hint = (
+                "check the API root in --niah-model (usually ending in /v1) and the model name "
+                "after '#': it must be one the server serves"
+            )
+            if self._served:
+                hint += " (it lists " + ", ".join(map(repr, self._served[:10])) + ")"
+        else:
+            window = self._window[0] if "_window" in self.__dict__ else None
+            hint = (
+                "check that --niah-tokenizer is the served model's tokenizer and that the "
+                f"window (--niah-max-seq-length, now {window or 'unset'}) is at most the "
+                "server's input limit"
+            )
+        return EmbedderError(problem, hint)
+
+    def _excerpt(self, body: bytes) -> str:
+        """A short, single-line piece of a body, with the API key blanked out."""
+        text = " ".join(body.decode("utf-8", "replace").split())[:_EXCERPT]
+        key = os.environ.get(self.api_key_env, "")
+        if key:
+            text = text.replace(key, "***")
+        return f": {text!r}" if text else ""
+
+    def close(self) -> None:
+        """Stop retrying and release the request threads; closing twice is fine."""
+        self._stop.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP date), if any."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _describe(exc: BaseException, timeout: float) -> str:
+    """What went wrong on the wire, in a few words (no headers, so no key)."""
+    reason = getattr(exc, "reason", exc)
+    if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
+        return f"no response within {timeout:g} s (--niah-remote-timeout)"
+    return f"{type(reason).__name__}: {str(reason).strip()[:_EXCERPT] or 'connection failed'}"

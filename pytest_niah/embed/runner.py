@@ -1,0 +1,268 @@
+"""Turning a run's model inputs into vectors: cache first, then the model, in even batches.
+
+Inputs arrive as the haystacks are built. They are grouped by kind and exact token count,
+so a batch holds inputs of one length (haystacks of one length have exactly that many
+tokens): the model pads nothing. A batch goes to the model once it holds as many inputs as
+the token budget allows; vectors found in the cache are taken from there, and each batch the
+model embeds is written back at once, so an interrupted run keeps what it finished.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pytest_niah.embed.protocol import Embedder
+from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.errors import EmbeddingError
+from pytest_niah.haystacks.plan import DOCUMENT, ModelInput
+
+MAX_BATCH = 512
+
+
+@dataclass
+class EmbeddingStats:
+    """What the embedding phase did.
+
+    Attributes:
+        embedded: Inputs the model embedded.
+        read: Inputs read from the cache.
+        dropped: Cache rows found unusable (another dimension, NaN) and embedded again.
+        tokens: Tokens the model read.
+        seconds: Time inside the model's encode calls.
+    """
+
+    embedded: int = 0
+    read: int = 0
+    dropped: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+
+
+class VectorTable:
+    """The vector of every input key: dense rows (or, for the lexical baseline, sparse ones)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self._parts: list[Any] = []
+        self._matrix: Any = None
+
+    def add(self, keys: Sequence[str], rows: Any) -> None:
+        """Add the rows of ``keys`` (an ndarray or a scipy sparse matrix)."""
+        for key in keys:
+            self.index[key] = len(self.index)
+        self._parts.append(rows)
+        self._matrix = None
+
+    @property
+    def matrix(self) -> Any:
+        """Every row, in key order of arrival."""
+        if self._matrix is None:
+            if any(_is_sparse(p) for p in self._parts):
+                import scipy.sparse as sp
+
+                self._matrix = sp.vstack(self._parts, format="csr")
+            elif self._parts:
+                self._matrix = np.concatenate(
+                    [np.asarray(p, dtype=np.float32) for p in self._parts]
+                )
+            else:
+                self._matrix = np.zeros((0, 0), dtype=np.float32)
+        return self._matrix
+
+    def rows(self, keys: Sequence[str]) -> np.ndarray:
+        """Row indices of keys."""
+        return np.fromiter((self.index[k] for k in keys), dtype=np.intp, count=len(keys))
+
+
+class Encoder:
+    """Embeds inputs as they come; :meth:`finish` returns every vector.
+
+    Args:
+        embedder: The model.
+        store: The embedding cache, or ``None``.
+        budget: Most tokens per batch (texts x tokens); ``0`` uses ``batch_size`` texts.
+        batch_size: Texts per batch when ``budget`` is 0.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        store: EmbeddingStore | None,
+        *,
+        budget: int,
+        batch_size: int,
+    ) -> None:
+        self.embedder = embedder
+        self.store = None if embedder.fits_on_documents else store
+        self.budget = budget
+        self.batch_size = batch_size
+        self.stats = EmbeddingStats()
+        self.table = VectorTable()
+        self._dim: int | None = None
+        # Vectors read before the model's dimension was known: checked once it is.
+        self._pending: dict[str, tuple[ModelInput, np.ndarray]] = {}
+        self._buckets: dict[tuple[str, int], list[ModelInput]] = {}
+        self._held: list[ModelInput] = []  # a backend that fits on documents gets them all at once
+        self._space = embedder.identity.digest
+
+    def submit(self, inputs: Iterable[ModelInput]) -> None:
+        """Queue inputs; full batches are embedded right away."""
+        for item in inputs:
+            if self.embedder.fits_on_documents:
+                self._held.append(item)
+                continue
+            bucket = self._buckets.setdefault((item.kind, item.tokens), [])
+            bucket.append(item)
+            if len(bucket) >= self._size(item.tokens):
+                self._flush(bucket)
+                bucket.clear()
+
+    def finish(self) -> VectorTable:
+        """Embed what is queued; every submitted key then has its vector."""
+        for bucket in self._buckets.values():
+            if bucket:
+                self._flush(bucket)
+        self._buckets.clear()
+        self._settle_pending()
+        if self._held:
+            documents = [i for i in self._held if i.kind == DOCUMENT]
+            queries = [i for i in self._held if i.kind != DOCUMENT]
+            for part in (documents, queries):
+                if part:
+                    self._encode(part)
+            self._held = []
+        return self.table
+
+    def _size(self, tokens: int) -> int:
+        if self.budget <= 0:
+            return self.batch_size
+        return max(1, min(MAX_BATCH, self.budget // max(tokens, 1)))
+
+    def _flush(self, batch: list[ModelInput]) -> None:
+        fresh = list(
+            {
+                item.key: item
+                for item in batch
+                if item.key not in self.table.index and item.key not in self._pending
+            }.values()
+        )
+        if not fresh:
+            return
+        if self.store is not None:
+            space = f"{self._space}:{fresh[0].kind}"
+            before = self.store.dropped
+            found = self.store.get_many(space, [i.key for i in fresh], self._dim)
+            self.stats.dropped += self.store.dropped - before
+            read = [(item, found[item.key]) for item in fresh if item.key in found]
+            if self._dim is None:
+                # Which dimension is right is not known until the model embeds something.
+                self._pending.update((item.key, (item, vector)) for item, vector in read)
+            else:
+                self._take(read)
+            fresh = [item for item in fresh if item.key not in found]
+        if fresh:
+            self._encode(fresh)
+
+    def _take(self, read: list[tuple[ModelInput, np.ndarray]]) -> None:
+        """Put vectors read from the cache (all of the model's dimension) in the table."""
+        if read:
+            self.table.add([item.key for item, _ in read], np.stack([v for _, v in read]))
+            self.stats.read += len(read)
+
+    def _settle_pending(self) -> None:
+        """Check the vectors read before the model's dimension was known.
+
+        Those of another dimension than the model's are dropped from the cache and embedded
+        again. When the model has embedded nothing yet and the vectors disagree among
+        themselves, one input is embedded to learn the dimension.
+        """
+        if not self._pending:
+            return
+        if self._dim is None:
+            dims = {int(vector.shape[0]) for _, vector in self._pending.values()}
+            if len(dims) == 1:
+                self._dim = dims.pop()  # no evidence against them: a warm run embeds nothing
+            else:
+                key, (item, vector) = next(iter(self._pending.items()))
+                del self._pending[key]
+                self._discard([item])  # so the model's vector is written in its place
+                self._encode([item])  # sets the dimension, then settles the rest
+                if vector.shape[0] != self._dim:
+                    self.stats.dropped += 1
+                return
+        pending, self._pending = list(self._pending.values()), {}
+        self._take([(item, vector) for item, vector in pending if vector.shape[0] == self._dim])
+        wrong = [item for item, vector in pending if vector.shape[0] != self._dim]
+        if wrong:
+            self._discard(wrong)
+            self.stats.dropped += len(wrong)
+            for part in _batches(wrong, self._size):
+                self._encode(part)
+
+    def _discard(self, items: list[ModelInput]) -> None:
+        """Remove cached vectors, so the model's new ones can be written in their place."""
+        if self.store is None:
+            return
+        for kind in dict.fromkeys(item.kind for item in items):
+            keys = [item.key for item in items if item.kind == kind]
+            self.store.discard(f"{self._space}:{kind}", keys)
+
+    def _encode(self, items: list[ModelInput]) -> None:
+        started = time.perf_counter()
+        rows = self.embedder.encode(items)
+        self.stats.seconds += time.perf_counter() - started
+        _check_rows(self.embedder.name, rows, len(items))
+        learned = False
+        if not _is_sparse(rows):
+            rows = np.asarray(rows, dtype=np.float32)
+            if self._dim is None:
+                self._dim = int(rows.shape[1])
+                learned = True
+            elif rows.shape[1] != self._dim:
+                raise EmbeddingError(
+                    f"model {self.embedder.name!r} returned {rows.shape[1]}-dimensional embeddings "
+                    f"after {self._dim}-dimensional ones",
+                    "check --niah-encode-kwargs (truncate_dim) and the model's code",
+                )
+            if self.store is not None:
+                self.store.put_many(f"{self._space}:{items[0].kind}", [i.key for i in items], rows)
+        keys = [i.key for i in items]
+        self.table.add(keys, rows)
+        tokens = sum(i.tokens for i in items)
+        self.stats.embedded += len(items)
+        self.stats.tokens += tokens
+        if learned:
+            self._settle_pending()
+
+
+def _check_rows(name: str, rows: Any, expected: int) -> None:
+    shape = getattr(rows, "shape", None)
+    if shape is None or len(shape) != 2 or shape[0] != expected:
+        raise EmbeddingError(
+            f"model {name!r} returned embeddings of shape {shape} for {expected} texts (one row "
+            "per text expected)",
+            "check --niah-encode-kwargs and the model's own code, which must keep every text",
+        )
+
+
+def _batches(items: list[ModelInput], size: Callable[[int], int]) -> Iterator[list[ModelInput]]:
+    """Items grouped by kind and token count, in batches of at most ``size(tokens)``."""
+    groups: dict[tuple[str, int], list[ModelInput]] = {}
+    for item in items:
+        groups.setdefault((item.kind, item.tokens), []).append(item)
+    for (_, tokens), group in groups.items():
+        step = size(tokens)
+        for start in range(0, len(group), step):
+            yield group[start : start + step]
+
+
+def _is_sparse(matrix: Any) -> bool:
+    import sys
+
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(matrix))

@@ -1,0 +1,141 @@
+"""Writing files so that a kill, a full disk or a reader never sees half of one.
+
+Every file pytest-niah writes goes through :func:`write_atomic`: a temporary file in the
+same folder, flushed to disk, then renamed over the target, so the old content stays whole
+until the new one is. Only regular files are replaced that way: a symbolic link is written
+through (its target replaced, the link kept), and a device or pipe (``/dev/stdout``) is
+written in place, never replaced by a file. Temporary files a killed run left behind are
+removed the next time the same file is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+_TMP_MARK = ".niah-tmp-"
+_NAME_MAX = 255
+_PATH_MAX = 4096
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
+    """Write ``data`` to ``path`` whole or not at all; return the path written.
+
+    Raises:
+        OSError: the folder cannot be created or written, or the disk is full; the old file
+            (if any) is then unchanged and no temporary file remains.
+    """
+    target = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    real = Path(os.path.realpath(target)) if target.is_symlink() else target
+    if _is_special(real):
+        with open(real, "wb") as stream:  # a device or pipe: stream into it
+            stream.write(payload)
+        return target
+    real.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(real)
+    descriptor, tmp = tempfile.mkstemp(
+        dir=real.parent, prefix=f".{real.name}{_TMP_MARK}{os.getpid()}-"
+    )
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(payload)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_folder(real.parent)
+    return target
+
+
+def output_problem(path: str | os.PathLike[str], *, folder: bool = False) -> str:
+    """Why ``path`` cannot be written, or ``""`` when it can.
+
+    ``path`` is a file, or with ``folder`` a folder to write into. Checked before a run, so
+    a bad path costs no embedding.
+    """
+    target = Path(path)
+    if "\0" in str(target):
+        return "is not a usable path (it holds a NUL byte)"
+    try:
+        too_long = [p for p in target.parts if len(os.fsencode(p)) > _NAME_MAX]
+        if too_long:
+            return f"the name {too_long[0][:40]}... is longer than {_NAME_MAX} bytes"
+        if len(os.fsencode(str(target.absolute()))) > _PATH_MAX:
+            return f"the path is longer than {_PATH_MAX} bytes"
+        if target.exists():
+            if folder and not target.is_dir():
+                return "is not a folder"
+            if not folder and target.is_dir():
+                return "is a folder, not a file"
+            if not os.access(target, os.W_OK):
+                return "is not writable"
+            return ""
+        parent = target.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            return f"cannot be created: {parent} is not a folder"
+        if not os.access(parent, os.W_OK | os.X_OK):
+            return f"cannot be created: no write access to {parent}"
+    except (OSError, ValueError) as exc:  # e.g. a NUL byte in the name
+        return f"is not a usable path ({exc})"
+    return ""
+
+
+def remove_stale_temps(path: Path) -> None:
+    """Remove temporary files of ``path`` left by processes that no longer run."""
+    prefix = f".{path.name}{_TMP_MARK}"
+    try:
+        entries = list(path.parent.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        pid_text = entry.name[len(prefix) :].split("-", 1)[0]
+        if pid_text.isdigit() and _alive(int(pid_text)) and int(pid_text) != os.getpid():
+            continue  # another live process is writing it right now
+        with contextlib.suppress(OSError):
+            entry.unlink()
+
+
+def _is_special(path: Path) -> bool:
+    """A device, pipe or socket: something to write into, never to replace."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable (POSIX); harmless where folders cannot be opened."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,98 @@
+"""Token counts of the corpus's sentences, counted once per tokenizer and kept on disk.
+
+Drawing snippets needs the token count of every sentence drawn. They are counted lazily
+(only the sentences a run draws, a snippet's worth per tokenizer call) and kept in a file
+named by the tokenizer's identity and the corpus fingerprint, so the next run of any model
+with the same tokenizer on the same books counts nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pytest_niah.files import remove_stale_temps, write_atomic
+from pytest_niah.haystacks.tokens import Tokenizer
+
+_FORMAT = 1
+_UNKNOWN = -1
+
+
+class SentenceCounts:
+    """Token counts of sentences of several books, filled in on demand.
+
+    Args:
+        books: Each book's sentences.
+        tokenizer: The model's tokenizer.
+        cache_file: Where counts persist between runs (read if present, written by
+            :meth:`save`); ``None`` keeps them in memory only.
+    """
+
+    def __init__(
+        self, books: Sequence[Sequence[str]], tokenizer: Tokenizer, cache_file: Path | None
+    ) -> None:
+        self._books = books
+        self._tokenizer = tokenizer
+        self._file = cache_file
+        self._counts = [np.full(len(b), _UNKNOWN, dtype=np.int32) for b in books]
+        self._dirty = False
+        if cache_file is not None:
+            remove_stale_temps(cache_file)  # a killed run's half-written save
+            self._load(cache_file)
+
+    def get(self, book: int, start: int, stop: int) -> list[int]:
+        """Counts of sentences ``start..stop-1`` of ``book`` (missing ones counted in one call)."""
+        counts = self._counts[book]
+        missing = [i for i in range(start, stop) if counts[i] == _UNKNOWN]
+        if missing:
+            encoded = self._tokenizer.encode_batch([self._books[book][i] for i in missing])
+            counts[missing] = [len(e.ids) for e in encoded]
+            self._dirty = True
+        return [int(c) for c in counts[start:stop]]
+
+    def save(self) -> None:
+        """Persist new counts (atomically; a cache that cannot be written is skipped)."""
+        if self._file is None or not self._dirty:
+            return
+        buffer = io.BytesIO()
+        np.savez(buffer, *self._counts, format=np.array(_FORMAT))
+        try:
+            write_atomic(self._file, buffer.getvalue())
+        except OSError:
+            return  # the counts only save time
+        self._dirty = False
+
+    def _load(self, path: Path) -> None:
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if int(data["format"]) != _FORMAT:
+                    return
+                stored = [np.asarray(data[f"arr_{i}"]) for i in range(len(self._counts))]
+        except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile):
+            return  # absent or damaged (a truncated or foreign file, a bad CRC): count again
+        if all(_plausible(s, c) for s, c in zip(stored, self._counts, strict=True)):
+            self._counts = [s.astype(np.int32, copy=True) for s in stored]
+
+
+def _plausible(stored: np.ndarray, fresh: np.ndarray) -> bool:
+    """Counts of this book's sentences: one whole number per sentence, or unknown (-1)."""
+    return (
+        stored.shape == fresh.shape
+        and stored.dtype.kind in "iu"
+        and (stored.size == 0 or int(stored.min()) >= _UNKNOWN)
+    )
+
+
+def counts_file(
+    cache_dir: Path | None, tokenizer_identity: str, corpus_fingerprint: str
+) -> Path | None:
+    """The cache file of one tokenizer and corpus, or ``None`` without a cache folder."""
+    if cache_dir is None:
+        return None
+    key = hashlib.sha256(f"{_FORMAT}:{tokenizer_identity}:{corpus_fingerprint}".encode())
+    return Path(cache_dir) / "sentence-counts" / f"{key.hexdigest()[:32]}.npz"

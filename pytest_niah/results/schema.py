@@ -1,0 +1,219 @@
+"""The file formats of results and saved runs, as pydantic models, and their JSON Schemas.
+
+A results file (``--niah-json``, ``results.json`` of a report, the results cache) and a
+saved run (``--niah-save``; a results file with where and when it was measured) are read
+through these models: strict types, no unknown keys, every problem reported with the file,
+the JSON path and the fix. :func:`json_schema` gives the published schema of each format,
+shipped as ``pytest_niah/data/schemas/results.schema.json`` and ``saved-run.schema.json``
+(:func:`write_schemas` regenerates them: ``python -m pytest_niah.results.schema``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+
+from pytest_niah.errors import ResultsError
+from pytest_niah.inputs.schema import schema_files_main, write_schema_files
+from pytest_niah.inputs.schema import schema_path as schema_path
+from pytest_niah.measure.records import (
+    CaseResult,
+    EffectiveLength,
+    IntervalRow,
+    MetricRow,
+    NegativeScores,
+    RetrievalRow,
+)
+
+M = TypeVar("M", bound=BaseModel)
+SCHEMA_VERSION = 2
+RUN_SCHEMA_VERSION = 2
+_STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+def _finite(value: Any, where: str = "") -> Any:
+    """``value`` when it holds no NaN or infinity at any depth (JSON has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        inside = where.lstrip(".") or "a value"
+        raise ValueError(f"{inside} is {value}: not a JSON number; write null or a number")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _finite(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _finite(item, f"{where}[{index}]")
+    return value
+
+
+# A free-form JSON object (provenance, config): any keys, and numbers that JSON can write.
+JsonObject = Annotated[dict[str, Any], AfterValidator(_finite)]
+
+
+class ModelInfo(BaseModel):
+    """Which model produced the scores, and everything that changes its embeddings.
+
+    Attributes:
+        name: The model as given (hub name, path, alias).
+        fingerprint: The identity's digest: the key of its embeddings.
+        max_tokens: Document tokens the model reads (``null``: all).
+        identity: The identity's parts (source files or revision, settings, versions).
+        tokenizer: The tokenizer's identity (haystacks are built in its tokens).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    name: str
+    fingerprint: str
+    max_tokens: int | None
+    identity: JsonObject = {}
+    tokenizer: str = ""
+
+
+def _version(found: int, expected: int, what: str) -> int:
+    """Refuse another format version; reported before any other problem (see :func:`describe`).
+
+    A field validator, not a model validator: a model "before" validator would turn the JSON
+    into Python objects first, and strict mode would then refuse a JSON array as a tuple.
+    """
+    if found != expected:
+        raise PydanticCustomError(
+            "schema_version",
+            "{what} schema version {found} is not {expected}",
+            {"what": what, "found": repr(found), "expected": expected},
+        )
+    return found
+
+
+class ResultsDocument(BaseModel):
+    """A results file."""
+
+    model_config = _STRICT
+
+    @field_validator("schema_version")
+    @classmethod
+    def _check_version(cls, value: int) -> int:
+        return _version(value, SCHEMA_VERSION, "results")
+
+    schema_version: int
+    config: JsonObject
+    seed: int
+    model: ModelInfo
+    corpus: JsonObject
+    needle_set: JsonObject
+    versions: dict[str, str]
+    audit: JsonObject
+    placement: JsonObject = {}
+    tables: list[MetricRow]
+    cases: list[CaseResult]
+    negatives: list[NegativeScores]
+    intervals: list[IntervalRow] = []
+    retrieval: list[RetrievalRow] = []
+    effective_lengths: list[EffectiveLength] = []
+
+
+class RunDocument(BaseModel):
+    """A saved run: results plus where and when they were measured."""
+
+    model_config = _STRICT
+
+    @field_validator("run_schema_version")
+    @classmethod
+    def _check_version(cls, value: int) -> int:
+        return _version(value, RUN_SCHEMA_VERSION, "saved-run")
+
+    run_schema_version: int
+    name: str
+    label: str
+    saved_at: str
+    machine: dict[str, str]
+    commit: JsonObject
+    results: ResultsDocument
+
+
+def json_schema(kind: type[BaseModel]) -> dict[str, Any]:
+    """The published JSON Schema of a file format."""
+    schema = kind.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
+
+
+# The shipped schema files, by name: ``<name>.schema.json`` in ``pytest_niah/data/schemas``.
+SCHEMA_FILES: dict[str, type[BaseModel]] = {"results": ResultsDocument, "saved-run": RunDocument}
+
+
+def schema_text(name: str) -> str:
+    """The text of one shipped schema file (a key of :data:`SCHEMA_FILES`)."""
+    return json.dumps(json_schema(SCHEMA_FILES[name]), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schemas(folder: Path | None = None) -> list[Path]:
+    """Write every schema file (into the package unless ``folder`` is given); their paths."""
+    return write_schema_files({name: schema_text(name) for name in SCHEMA_FILES}, folder)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pytest_niah.results.schema [--check] [--out FOLDER]``."""
+    texts = {name: schema_text(name) for name in SCHEMA_FILES}
+    return schema_files_main("python -m pytest_niah.results.schema", texts, argv)
+
+
+def validate(kind: type[M], text: str | bytes, source: str) -> M:
+    """Validate JSON text as ``kind``; one :class:`ResultsError` names the file, path and fix."""
+    try:
+        return kind.model_validate_json(text)
+    except ValidationError as exc:
+        raise ResultsError(*describe(exc, source, kind)) from None
+    except RecursionError:
+        raise ResultsError(
+            f"{source}: the JSON is nested too deeply to be a pytest-niah file",
+            "write the file again with --niah-json or NiahResults.save",
+        ) from None
+
+
+_UNKNOWN = frozenset({"extra_forbidden", "unexpected_keyword_argument"})
+_MISSING = frozenset({"missing", "missing_argument", "missing_keyword_only_argument"})
+
+
+def describe(exc: ValidationError, source: str, kind: type[BaseModel]) -> tuple[str, str]:
+    """The first validation error as (problem naming file and JSON path, fix)."""
+    errors = exc.errors()
+    # Another format version explains every other problem: report it first.
+    first = next((e for e in errors if e["type"] == "schema_version"), errors[0])
+    path = _path(first["loc"])
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    what = "saved run" if kind is RunDocument else "results file"
+    kind_of = first["type"]
+    # Models and dataclasses (the rows) name the same problems differently.
+    if kind_of in _UNKNOWN:
+        message = "unknown key"
+    elif kind_of in _MISSING:
+        message = "required key missing"
+    else:
+        message = first["msg"][:1].lower() + first["msg"][1:]
+    problem = f"{source}: not a valid pytest-niah {what}: at {path}, {message}{more}"
+    if kind_of == "schema_version":
+        fix = "write the file again with this pytest-niah (--niah-json, --niah-save)"
+    elif kind_of in _MISSING:
+        fix = f"the key {path} is required; write the file again with this pytest-niah"
+    elif kind_of in _UNKNOWN:
+        fix = f"remove {path}, or write the file again with this pytest-niah"
+    else:
+        fix = "write the file again with --niah-json, --niah-save or NiahResults.save"
+    return problem, fix
+
+
+def _path(loc: Sequence[int | str]) -> str:
+    out = "$"
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,306 @@
+"""A minimal OpenAI-compatible embeddings server for the tests, with faults to switch on.
+
+It serves a sentence-transformers model (the packaged MiniLM in the tests) on 127.0.0.1:
+``POST /v1/embeddings`` ({"model", "input": [texts]} -> {"data": [{"index", "embedding"}],
+"model"}) and ``GET /v1/models``, the two routes vLLM, text-embeddings-inference, infinity
+and Ollama share. It counts requests and the most in flight at once, records the
+Authorization headers it was sent, and misbehaves on demand (:class:`Faults`).
+
+No installable server fits the tests: infinity-emb pins numpy<2, sentence-transformers<4 and
+transformers<=5.0, which would downgrade this project's own dependencies; vLLM and
+text-embeddings-inference need a GPU build or a Rust binary, not a wheel.
+
+In a test::
+
+    server = EmbeddingServer(model, names=("minilm",)).start()
+    server.faults.rate_limit = 2
+    ...
+    server.stop()
+
+From a shell (faults set by ``POST /_faults`` with a JSON object of :class:`Faults` fields)::
+
+    python tests/embed/openai_server.py --model-dir DIR --name minilm --port 8000
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Faults:
+    """What the server does wrong. Counted faults hit the next K embeddings requests.
+
+    Attributes:
+        rate_limit: Answer the next K requests with 429 and ``Retry-After: retry_after``.
+        retry_after: The Retry-After header of a 429 (``None``: no header).
+        errors: Answer the next K requests with 500.
+        slow: Wait ``delay`` seconds before answering the next K requests.
+        delay: How long a slow answer waits.
+        hold: Every embeddings request takes at least this long (to see concurrency).
+        wrong_dim_after: After this many good answers, send one dimension fewer.
+        truncate: Leave the last embedding out of every answer.
+        duplicate: Send index 0 twice (and no index 1).
+        nan: Put a NaN in every answer.
+        garbage: Answer 200 with a body that is not JSON.
+        reverse: Send the rows in reverse order (valid: each carries its index).
+        refuse: Answer every request with this status, echoing the Authorization header.
+        models_route: ``GET /v1/models`` answers (else 404).
+        max_model_len: Report this window in ``GET /v1/models`` (as vLLM does).
+        redirect: Send ``GET /v1/models`` there (307, the same path on that origin).
+    """
+
+    rate_limit: int = 0
+    retry_after: str | None = "1"
+    errors: int = 0
+    slow: int = 0
+    delay: float = 0.0
+    hold: float = 0.0
+    wrong_dim_after: int | None = None
+    truncate: bool = False
+    duplicate: bool = False
+    nan: bool = False
+    garbage: bool = False
+    reverse: bool = False
+    refuse: int | None = None
+    models_route: bool = True
+    max_model_len: int | None = None
+    redirect: str | None = None
+
+
+@dataclass
+class Stats:
+    """What the server saw."""
+
+    requests: int = 0
+    embeddings: int = 0
+    answered: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    batch_sizes: list[int] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)
+    listing_authorizations: list[str] = field(default_factory=list)
+
+
+class EmbeddingServer:
+    """An OpenAI-compatible embeddings server in a background thread.
+
+    Args:
+        model: A ``SentenceTransformer`` (anything with ``encode(texts) -> ndarray``).
+        names: The model names it serves; others get 404.
+        port: 0 picks a free one.
+    """
+
+    def __init__(self, model: Any, names: Sequence[str] = ("minilm",), port: int = 0) -> None:
+        self.model = model
+        self.names = tuple(names)
+        self.faults = Faults()
+        self.stats = Stats()
+        self.lock = threading.Lock()
+        self.encode_lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
+        self.httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The port it listens on."""
+        return int(self.httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """The API root, ``http://127.0.0.1:PORT/v1``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def model_name(self, name: str | None = None) -> str:
+        """``openai+URL#NAME`` for ``--niah-model``."""
+        return f"openai+{self.url}#{name or self.names[0]}"
+
+    def start(self) -> EmbeddingServer:
+        """Serve in a daemon thread."""
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and free the port."""
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def reset(self) -> None:
+        """No faults, fresh counts."""
+        with self.lock:
+            self.faults = Faults()
+            self.stats = Stats()
+
+    def take(self, fault: str) -> bool:
+        """Use up one of a counted fault; True if it applies to this request."""
+        with self.lock:
+            left = getattr(self.faults, fault)
+            if left > 0:
+                setattr(self.faults, fault, left - 1)
+                return True
+            return False
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """The model's vectors (one request at a time through the model)."""
+        with self.encode_lock:
+            rows = self.model.encode(
+                texts, batch_size=max(len(texts), 1), convert_to_numpy=True, show_progress_bar=False
+            )
+        return [[float(x) for x in row] for row in rows]
+
+
+def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # quiet: the tests read the counts
+
+        def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test)
+
+        def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            self._send(status, json.dumps(payload).encode(), headers)
+
+        def do_GET(self) -> None:
+            with server.lock:
+                server.stats.requests += 1
+                server.stats.listing_authorizations.append(self.headers.get("Authorization") or "")
+            if server.faults.redirect is not None:
+                self._send(307, b"", {"Location": server.faults.redirect + self.path})
+                return
+            if self.path.rstrip("/") != "/v1/models" or not server.faults.models_route:
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            entries = []
+            for name in server.names:
+                entry: dict[str, Any] = {
+                    "id": name,
+                    "object": "model",
+                    "created": int(time.time()),  # changes every call, as vLLM's does
+                    "owned_by": "pytest-niah-tests",
+                }
+                if server.faults.max_model_len is not None:
+                    entry["max_model_len"] = server.faults.max_model_len
+                entries.append(entry)
+            self._json(200, {"object": "list", "data": entries})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if self.path == "/_faults":
+                changes = json.loads(raw)
+                with server.lock:
+                    server.faults = dataclasses.replace(server.faults, **changes)
+                self._json(200, {"ok": True})
+                return
+            with server.lock:
+                server.stats.requests += 1
+                server.stats.in_flight += 1
+                server.stats.max_in_flight = max(server.stats.max_in_flight, server.stats.in_flight)
+                server.stats.authorizations.append(self.headers.get("Authorization") or "")
+            try:
+                status, body, headers = self._embeddings(raw)
+            finally:
+                # Out of flight before the answer goes out: the client may send its next
+                # request the moment it has read this one.
+                with server.lock:
+                    server.stats.in_flight -= 1
+            self._send(status, body, headers)
+
+        def _embeddings(self, raw: bytes) -> tuple[int, bytes, dict[str, str]]:
+            faults = server.faults
+            started = time.monotonic()
+
+            def error(status: int, message: str, headers: dict[str, str] | None = None) -> Any:
+                return status, json.dumps({"error": {"message": message}}).encode(), headers or {}
+
+            if self.path.rstrip("/") != "/v1/embeddings":
+                return error(404, f"no route {self.path}")
+            if faults.refuse is not None:
+                return error(faults.refuse, f"bad credentials {self.headers.get('Authorization')}")
+            if server.take("rate_limit"):
+                headers = {} if faults.retry_after is None else {"Retry-After": faults.retry_after}
+                return error(429, "slow down", headers)
+            if server.take("errors"):
+                return error(500, "internal error")
+            if server.take("slow"):
+                time.sleep(faults.delay)
+            request = json.loads(raw)
+            if request.get("model") not in server.names:
+                return error(404, f"model {request.get('model')!r} not found")
+            texts = request["input"]
+            texts = [texts] if isinstance(texts, str) else list(texts)
+            with server.lock:
+                server.stats.embeddings += 1
+                server.stats.batch_sizes.append(len(texts))
+                server.stats.texts.extend(texts)
+                answered = server.stats.answered
+                server.stats.answered += 1
+            rows = server.embed(texts)
+            if faults.wrong_dim_after is not None and answered >= faults.wrong_dim_after:
+                rows = [row[:-1] for row in rows]
+            if faults.nan:
+                rows[0][0] = math.nan
+            data = [
+                {"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(rows)
+            ]
+            if faults.truncate:
+                data = data[:-1]
+            if faults.duplicate and len(data) > 1:
+                data[1]["index"] = 0
+            if faults.reverse:
+                data.reverse()
+            left = faults.hold - (time.monotonic() - started)
+            if left > 0:
+                time.sleep(left)
+            if faults.garbage:
+                return 200, b"<html>502 Bad Gateway</html>", {}
+            usage = {"prompt_tokens": 0, "total_tokens": 0}
+            payload = {"object": "list", "data": data, "model": request["model"], "usage": usage}
+            return 200, json.dumps(payload).encode(), {}
+
+    return Handler
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve a sentence-transformers folder until interrupted."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-dir", required=True, help="a sentence-transformers model folder")
+    parser.add_argument("--name", action="append", help="model name(s) served; default minilm")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(args.model_dir, device="cpu")
+    server = EmbeddingServer(model, names=args.name or ("minilm",), port=args.port)
+    print(server.url, flush=True)
+    try:
+        server.httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Needle offsets: distinct, near their targets, between sentences where possible."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_niah.haystacks.placement import distinct_nearest, place, target_offsets
+
+
+@given(filler=st.integers(min_value=0, max_value=10_000), positions=st.integers(1, 50))
+def test_target_offsets_are_even_and_span_the_filler(filler, positions):
+    targets = target_offsets(filler, positions)
+    assert len(targets) == positions
+    assert targets[0] == 0
+    assert targets == sorted(targets)
+    if positions > 1:
+        assert targets[-1] == filler
+
+
+@given(
+    targets=st.lists(st.integers(0, 300), min_size=0, max_size=12).map(sorted),
+    slots=st.sets(st.integers(0, 300), max_size=40).map(sorted),
+)
+def test_distinct_nearest_is_increasing_and_optimal(targets, slots):
+    chosen = distinct_nearest(targets, slots)
+    if len(slots) < len(targets):
+        assert chosen is None
+        return
+    assert chosen is not None
+    assert all(a < b for a, b in itertools.pairwise(chosen))
+    assert set(chosen) <= set(slots)
+    # Optimal: no single slot swap with an unused slot lowers the total distance.
+    cost = sum(abs(c - t) for c, t in zip(chosen, targets, strict=True))
+    for i in range(len(chosen)):
+        low = chosen[i - 1] if i else -1
+        high = chosen[i + 1] if i + 1 < len(chosen) else 10**9
+        for s in slots:
+            if low < s < high:
+                assert cost <= cost - abs(chosen[i] - targets[i]) + abs(s - targets[i])
+
+
+def test_sentences_when_they_keep_positions_near_their_targets():
+    sentences = list(range(0, 1001, 25))
+    placement = place(1000, 5, sentences, list(range(1001)))
+    assert placement.between == "sentences"
+    assert placement.offsets == (0, 250, 500, 750, 1000)
+
+
+def test_words_when_sentences_are_too_few():
+    # Found: 10 positions in a short haystack collapsed onto a few sentence gaps.
+    placement = place(115, 10, [0, 40, 80, 115], list(range(116)))
+    assert placement.between == "words"
+    assert len(set(placement.offsets)) == 10
+    assert placement.duplicate_of == (None,) * 10
+
+
+def test_fewer_gaps_than_positions_marks_the_repeats():
+    placement = place(4, 10, [0, 4], [0, 1, 2, 3, 4])
+    assert len(placement.offsets) == 10
+    repeats = [i for i, d in enumerate(placement.duplicate_of) if d is not None]
+    assert repeats
+    for i in repeats:
+        first = placement.duplicate_of[i]
+        assert placement.offsets[first] == placement.offsets[i] and first < i
