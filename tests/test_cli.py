@@ -111,24 +111,66 @@ def test_missing_file_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("content", "reason"),
+    ("content", "where", "reason", "fix"),
     [
-        ("not json", "not valid JSON"),
-        ('{"schema_version": 1}', "not a pytest-niah results file"),
-        ('{"schema_version": 99}', "schema version"),
-        ("[1, 2]", "not a results object"),
+        ("not json", "at $,", "invalid JSON", "write the file again"),
+        ('{"schema_version": 1}', "at $.schema_version,", "schema version 1 is not 2", "again"),
+        ('{"schema_version": 99}', "at $.schema_version,", "schema version 99 is not", "again"),
+        ("[1, 2]", "at $,", "input should be an object", "write the file again"),
+        ('{"schema_version": 2}', "at $.config,", "required key missing", "is required"),
+        ('{"run_schema_version": 2}', "at $.name,", "not a valid pytest-niah saved run", "is"),
+        ("[" * 100_000, "", "", "write the file again"),
+        ("\ufeff\x00\udcff", "", "", ""),
     ],
+    ids=["not-json", "old-version", "new-version", "list", "empty", "empty-run", "deep", "bytes"],
 )
 def test_invalid_file_is_a_one_line_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, reason: str
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    content: str,
+    where: str,
+    reason: str,
+    fix: str,
 ) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text(content, encoding="utf-8")
+    bad.write_bytes(content.encode("utf-8", "surrogateescape"))
     assert main(["summary", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("pytest-niah: error: ")
-    assert str(bad) in err and reason in err
+    assert err.startswith(f"pytest-niah: error: {bad}: ")
+    # The file, the JSON path inside it, what is wrong, and the fix.
+    assert where in err and reason in err
+    assert ". Fix: " in err and fix in err.split(". Fix: ", 1)[1]
     assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_a_folder_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["summary", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"pytest-niah: error: {tmp_path}: is a folder, not a results file. Fix: " + (
+        "give a results file inside it, e.g. its results.json\n"
+    )
+
+
+def test_a_path_with_a_line_break_is_still_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "two\nlines.json"
+    bad.write_text("{}", encoding="utf-8")
+    assert main(["summary", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "two lines.json" in err
+
+
+def test_a_saved_run_is_read_like_a_results_file(
+    results: NiahResults, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_niah.results.storage import save_run
+
+    saved = save_run(results, "base", store=tmp_path / "runs", label="lexical")
+    assert main(["summary", str(saved), "--label", "saved"]) == 0
+    out = capsys.readouterr().out
+    assert "## saved\n" in out and "| length |" in out
 
 
 def test_wrong_label_count_is_a_usage_error(
@@ -136,7 +178,142 @@ def test_wrong_label_count_is_a_usage_error(
 ) -> None:
     argv = ["report", str(results_file), "--label", "a", "--label", "b"]
     assert main([*argv, "--out", str(tmp_path / "out")]) == 2
-    assert "2 labels for 1 results" in capsys.readouterr().err
+    assert "--label: got 2 labels for 1 results" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_niah import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"pytest-niah {__version__}\n"
+    done = run_module("--version")
+    assert done.returncode == 0 and done.stdout == f"pytest-niah {__version__}\n"
+
+
+def test_top_level_help_lists_commands_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for text in ("report", "summary", "options", "--version", "Exit codes"):
+        assert text in out
+
+
+def test_options_prints_the_option_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["options"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("| option | ini | env | default | meaning |\n")
+    assert "`--niah-report`" in out
+
+
+def test_an_unwritable_out_folder_is_a_one_line_error(
+    results_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("mine", encoding="utf-8")
+    assert main(["report", str(results_file), "--out", str(blocker / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("pytest-niah: error: cannot create the report folder ")
+    assert str(blocker / "out") in err and len(err.strip().splitlines()) == 1
+    assert blocker.read_text(encoding="utf-8") == "mine"
+
+
+def test_an_unwritable_step_summary_is_a_one_line_error(
+    results_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a folder
+    out = tmp_path / "out"
+    assert main(["report", str(results_file), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "GITHUB_STEP_SUMMARY" in err and f"the report itself was written to {out}" in err
+    assert len(err.strip().splitlines()) == 1
+    assert main(["report", str(results_file), "--out", str(out), "--no-step-summary"]) == 0
+
+
+# -- --compare ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def worse_file(results: NiahResults, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The results with every 512-token haystack scoring 3% lower."""
+    import dataclasses
+
+    cases = tuple(
+        dataclasses.replace(c, cos_qh=c.cos_qh * 0.97) if c.length == 512 else c
+        for c in results.cases
+    )
+    worse = dataclasses.replace(results, cases=cases)
+    return worse.save(tmp_path_factory.mktemp("worse") / "worse.json")
+
+
+def test_summary_with_compare_prints_the_comparison(
+    worse_file: Path, results_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["summary", str(worse_file), "--compare", str(results_file)]
+    assert main([*argv, "--compare-fail", "sep:0.001"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        f"# pytest-niah report\n\n## Comparison: lexical:tfidf versus {results_file}"
+    )
+    header = "| arm     | scoring | length | cells | metric"
+    assert header in out
+    assert "| regressed |" in out or "regressed |" in out
+    assert "Verdicts (separation:0.001): " in out
+
+
+def test_report_with_compare_writes_comparison_json(
+    worse_file: Path, results_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "rep"
+    assert main(["report", str(worse_file), "--compare", str(results_file), "--out", str(out)]) == 0
+    assert (out / "comparison.json").is_file()
+    assert 'id="comparison"' in (out / "report.html").read_text(encoding="utf-8")
+    assert "comparison.json" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--compare-fail", "auc:0.02"], "--compare-fail and --compare-allow need --compare"),
+        (["--compare", "{base}", "--compare", "{base}"], "got 2 baselines for 1 results files"),
+        (["--compare", "{base}", "--compare-fail", "auc"], "--compare-fail: 'auc' has no ':'"),
+        (["--compare", "{base}", "--compare-allow", "colour"], "--compare-allow: unknown value"),
+        (["--compare", "{missing}"], "no such file"),
+    ],
+)
+def test_compare_usage_errors_are_one_line(
+    worse_file: Path,
+    results_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    message: str,
+) -> None:
+    args = [a.format(base=results_file, missing=tmp_path / "missing.json") for a in extra]
+    assert main(["summary", str(worse_file), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_incomparable_baseline_is_a_one_line_error(
+    results_file: Path, shared_corpus_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = NiahConfig(
+        model="lexical:tfidf",
+        corpus=str(shared_corpus_dir),
+        lengths=(128,),
+        positions=2,
+        bootstrap=0,
+        groups=("dietary",),
+        seed=7,
+    )
+    other = run_experiment(config).save(tmp_path / "other.json")
+    assert main(["summary", str(results_file), "--compare", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "measured something else" in err and "seed: 42 here, 7 in the baseline" in err
+    assert "Fix: " in err and len(err.strip().splitlines()) == 1
 
 
 def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -163,3 +340,24 @@ def test_console_script(results_file: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "| length |" in done.stdout
+
+
+class ClosedPipe:
+    """A stdout whose reader went away (``pytest-niah summary r.json | head -1``)."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def fileno(self) -> int:
+        raise OSError("no file descriptor")
+
+
+def test_a_closed_pipe_ends_quietly(
+    results_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["summary", str(results_file)]) == 1
+    assert capsys.readouterr().err == ""

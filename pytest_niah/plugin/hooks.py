@@ -8,6 +8,8 @@ the collection and parametrized with one test per case and one gate per length.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Generator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,12 +19,13 @@ from pytest_niah.config.options import OPTIONS
 
 if TYPE_CHECKING:
     from pytest_niah.config.niah import NiahConfig
-    from pytest_niah.embed.embedders import Embedder
+    from pytest_niah.embed.protocol import Embedder
     from pytest_niah.plugin.session import NiahSession
     from pytest_niah.results.niah_results import NiahResults
 
 SUITE_FILE = Path(__file__).parents[1] / "suite" / "test_niah.py"
 SNAPSHOT_SUITE_FILE = SUITE_FILE.with_name("test_niah_snapshot.py")
+SUITE_NAMES = (SUITE_FILE.name, SNAPSHOT_SUITE_FILE.name)
 SESSION_KEY: pytest.StashKey[NiahSession] = pytest.StashKey()
 SHARED_DIR_INPUT = "niah_shared_dir"
 
@@ -63,10 +66,29 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(session), "niah-xdist")
+    # A node id pasted from the output ("test_niah.py::test_needle[...]") names the shipped
+    # suite, which lives in the package: point it there, and run only what it names.
+    named = False
+    for index, arg in enumerate(config.args):
+        path, sep, rest = arg.partition("::")
+        if Path(path).name in SUITE_NAMES and not Path(path).exists():
+            config.args[index] = str(SUITE_FILE.parent / Path(path).name) + sep + rest
+            named = True
     # The folder, not the file: node ids then read "test_niah.py::test_needle[...]".
     suite = str(SUITE_FILE.parent)
-    if suite not in config.args:
+    if not named and suite not in config.args:
         config.args.append(suite)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """The plugin's version and what it tests, in pytest's header (only when active)."""
+    session = active_session(config)
+    if session is None:
+        return None
+    from pytest_niah import __version__
+
+    models = ", ".join(f"{label}={c.model}" for label, c in session.configs.items())
+    return f"pytest-niah {__version__}: {models}"
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -169,75 +191,110 @@ def niah_results(niah_session: NiahSession, niah_model: str) -> NiahResults:
     return niah_session.results(niah_model)
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """Per model and arm, one row per length with the metrics and the gate's verdict."""
-    session = active_session(config)
-    if session is None or hasattr(config, "workerinput"):
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    """Run every model's experiment once, before any test, in the controller or only process.
+
+    A problem that only shows now (a model that will not load, a corpus that will not
+    download) stops the session here, once, with its cause, instead of failing each test.
+    """
+    niah = active_session(session.config)
+    if niah is not None and not hasattr(session.config, "workerinput") and _needs_results(session):
+        _prepare(session.config, niah)
+    return (yield)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A shard job runs no gates: its cases are skipped with the reason, in one place."""
+    niah = active_session(config)
+    if niah is None or niah.shard is None:
         return
-    from pytest_niah.report.terminal import length_table, title
+    index, count = niah.shard
+    skip = pytest.mark.skip(
+        reason=f"shard job {index}/{count} only embeds; the gate job (--niah-from-shards) "
+        "measures and gates"
+    )
+    for item in items:
+        if item.get_closest_marker("niah") is not None:
+            item.add_marker(skip)
+
+
+def _needs_results(session: pytest.Session) -> bool:
+    if session.config.option.collectonly:
+        return False
+    if session.config.pluginmanager.hasplugin("dsession"):
+        return True  # the xdist controller collects nothing: its workers will run tests
+    return any(item.get_closest_marker("niah") is not None for item in session.items)
+
+
+def _prepare(config: pytest.Config, niah: NiahSession) -> None:
+    from pytest_niah.errors import NiahError
+    from pytest_niah.progress import ConsoleProgress, NoProgress
 
     _shared_dir(config)
-    for label in session.labels:
-        results = session.stored_results(label)
-        if results is None:
-            continue
-        terminalreporter.write_sep("=", f"pytest-niah: {label}")
-        for arm, scoring in results.variants:
-            terminalreporter.write_line(title(label, results, arm, scoring))
-            status = lambda row, r=results, m=label: _gate_status(session, m, row, r)  # noqa: E731
-            for line in length_table(results, arm, scoring, gate=status):
-                terminalreporter.write_line("  " + line)
-        stats = session.embedding_stats(label)
-        if stats is not None:
-            if stats.get("reused"):
-                done = "results reused from an identical earlier run, nothing embedded"
-            else:
-                done = f"{stats['embedded']} texts embedded, {stats['hits']} read from the cache"
-            terminalreporter.write_line(f"embedding cache {stats['cache']}: {done}")
-        comparison = session.comparison(label)
-        if comparison is not None:
-            from pytest_niah.report.terminal import comparison_table
-
-            terminalreporter.write_line(f"{label} versus {session.baseline_source(label)}:")
-            for line in comparison_table(comparison):
-                terminalreporter.write_line("  " + line)
+    quiet = config.get_verbosity() < 0
+    capture = config.pluginmanager.getplugin("capturemanager")
+    label = ""
+    try:
+        with capture.global_and_fixture_disabled() if capture else nullcontext():
+            # Made here, with capturing off: the bar needs the real stderr (a terminal?).
+            niah.progress = NoProgress() if quiet else ConsoleProgress()
+            for label in niah.labels:
+                if niah.shard is not None:
+                    niah.write_shard(label)
+                    continue
+                niah.results(label)
+                niah.comparison(label)  # a baseline that measured something else stops here
+    except NiahError as exc:
+        niah.stopped = f"pytest-niah could not run {label!r}: {exc}"
+        pytest.exit(niah.stopped, returncode=pytest.ExitCode.USAGE_ERROR)
 
 
-def _gate_status(session: NiahSession, label: str, row: Any, results: NiahResults) -> str:
-    if not session.gated(row.length):
-        return "-"
-    failures = session.gate_failures(row, results) + session.regressions(label, row)
-    return "FAIL: " + "; ".join(failures) if failures else "pass"
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Per model: tables, what the run did, comparisons; then the files written.
+
+    Any output that could not be written is printed last, with its cause.
+    """
+    session = active_session(config)
+    if session is None or session.stopped or hasattr(config, "workerinput"):
+        return  # a stopped run printed its one cause already
+    _shared_dir(config)
+    finished = {label: r for label in session.labels if (r := session.stored_results(label))}
+    if finished:
+        from pytest_niah.plugin.terminal import summary_lines
+
+        for label, results in finished.items():
+            terminalreporter.write_sep("=", f"pytest-niah: {label}")
+            for line in summary_lines(session, label, results):
+                terminalreporter.write_line(line)
+    if session.shard is not None and session.written:
+        index, count = session.shard
+        terminalreporter.write_sep("=", f"pytest-niah: shard {index}/{count}")
+        for path in session.written:
+            terminalreporter.write_line(f"part written: {path}")
+    elif session.written:
+        terminalreporter.write_sep("=", "pytest-niah: files written")
+        for path in session.written:
+            terminalreporter.write_line(str(path))
+    for problem in session.output_errors:
+        terminalreporter.write_line(f"pytest-niah: {problem}", red=True, bold=True)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write ``--niah-json`` files from the controller (or the only process)."""
+    """Write ``--niah-json`` files, saved runs and reports from the controller (or only process).
+
+    An output that cannot be written makes the run fail (exit code 4) with its cause,
+    after every other output was written.
+    """
     niah = active_session(session.config)
     if niah is None:
         return
     niah.close()
-    if hasattr(session.config, "workerinput"):
+    if niah.stopped or hasattr(session.config, "workerinput") or niah.shard is not None:
         return
     _shared_dir(session.config)
-    finished = {label: r for label in niah.labels if (r := niah.stored_results(label))}
-    if niah.json_path:
-        for label, results in finished.items():
-            target = Path(niah.json_path)
-            if len(niah.labels) > 1:
-                target = target.with_name(f"{target.stem}.{label}{target.suffix or '.json'}")
-            results.save(target)
-    if niah.save_name:
-        from pytest_niah.results.storage import save_run
+    from pytest_niah.plugin.outputs import write_outputs
 
-        for label, results in finished.items():
-            save_run(results, niah.save_name, store=niah.store_dir, label=label)
-    if niah.report_dir and finished:
-        from pytest_niah.report import write_report
-
-        runs, labels = list(finished.values()), list(finished)
-        for label in finished:
-            baseline = niah.baseline(label)
-            if baseline is not None:
-                runs.append(baseline)
-                labels.append(f"{label} ({Path(niah.baseline_source(label)).stem})")
-        write_report(runs, niah.report_dir, labels=labels)
+    niah.output_errors = write_outputs(niah)
+    if niah.output_errors and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR

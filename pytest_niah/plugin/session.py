@@ -1,14 +1,16 @@
 """The plugin's per-run state, kept in ``config.stash``: what to run, and the results once run.
 
-Results are computed at most once per machine: the first process to ask takes a file
-lock in a folder every xdist worker shares, runs the experiment and writes the results
-file; every other process reads that file.
+Results are computed at most once per machine: before the first test runs (in the xdist
+controller, or the only process) the experiment of every model runs and its results are
+written to a folder every worker shares; every process then reads that file. A problem
+found while running stops the session once, with its cause, instead of failing each test.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,21 +23,52 @@ from pytest_niah.haystacks.grid import CaseParam, GateParam, case_params, gate_p
 from pytest_niah.inputs.needles import NeedleSet, load_needle_set
 
 if TYPE_CHECKING:
-    from pytest_niah.embed.embedders import Embedder
+    from pytest_niah.embed.protocol import Embedder
     from pytest_niah.measure.records import MetricRow
+    from pytest_niah.measure.verdicts import Verdict
+    from pytest_niah.progress import Progress
     from pytest_niah.results.compare import Comparison
     from pytest_niah.results.niah_results import NiahResults
 
 
-class NiahRunError(RuntimeError):
-    """The experiment of one model could not run; the message says why and how to fix it."""
+@dataclass(frozen=True)
+class Gate:
+    """One gate's verdict at one length, ready to show: which gate, the verdict, the outcome."""
+
+    what: str
+    verdict: Verdict
+    outcome: str
+
+    def message(self) -> str:
+        """One line: the gate, the numbers, the verdict, and what would resolve it."""
+        from pytest_niah.report.terminal import verdict_message
+
+        return verdict_message(self.what, self.verdict)
 
 
-def _known_errors() -> tuple[type[Exception], ...]:
-    """Errors whose message already names the input and the fix: shown without traceback."""
-    from pytest_niah.errors import NiahError
+def _unpaired(allowance: Allowance) -> Verdict:
+    """The verdict of a gated slice that no cell of the baseline pairs with: it cannot tell.
 
-    return (NiahError,)
+    Never a silent pass: under the default policy it fails (the point is unknown, so it
+    counts as past the allowance); ``--niah-inconclusive`` can make it warn or pass.
+    """
+    from pytest_niah.measure.verdicts import Verdict
+
+    nan = float("nan")
+    return Verdict(
+        kind="comparison",
+        metric=allowance.metric,
+        state="inconclusive",
+        point=nan,
+        low=nan,
+        high=nan,
+        limit=nan if allowance.relative else allowance.amount,
+        mde=nan,
+        groups=0,
+        past_limit=True,
+        reason="no cell of this arm, scoring and length is paired with the baseline",
+        resolve="compare with a baseline that measured it",
+    )
 
 
 @dataclass
@@ -46,39 +79,58 @@ class NiahSession:
         configs: One config per model label, in command-line order.
         min_auc: AUC gate.
         min_ratio: Comparative-ratio gate.
-        gate_on: ``point`` gates the metric itself, ``lower`` its 95% interval's lower end.
+        inconclusive: What an inconclusive gate does (auto, fail, warn, pass).
         strict: A missed needle fails instead of xfailing.
         json_path: Where to write results at the end, or empty.
+        cache_dir: The cache root; empty uses the user cache folder.
+        use_cache: Read and write the embedding and results caches.
         save_name: Save each model's results under this run name at the end, or empty.
-        compare_fail: Regression thresholds versus the baseline (``--niah-compare-fail``).
+        save_overwrite: Saving may replace a run of the same name.
+        compare_fail: Allowed drops versus the baseline (``--niah-compare-fail``).
+        compare_allow: Fields the baseline may differ in.
         store_dir: Folder of saved runs.
         report_dir: Where to write the report at the end, or empty.
         snapshot: Collect the snapshot test of each model's metric table.
         snapshot_digits: Digits floats keep in snapshots.
         snapshot_dir: Folder of the snapshots, one sub-folder per model.
-        cache_dir: Folder of the embedding cache; empty uses the user cache folder.
-        use_cache: Read and write the embedding cache.
         shared_dir: Folder shared by all processes of this run (set by the plugin).
+        progress: Where the experiment reports its progress.
+        shard: (K, N) when this job embeds only share K of N (``--niah-shard``).
+        shard_dir: Where a shard job writes its part file.
+        from_shards: Folder of gathered part files to measure from, loading no model.
+        started: When this session started (``--niah-compare=previous`` looks before it).
+        written: Every file this session wrote (results, runs, reports, parts).
+        output_errors: Outputs that could not be written, each with its cause.
+        stopped: Why the run was stopped before its tests, or empty: then the summary and
+            the outputs are left out, and the cause is printed once.
     """
 
     configs: dict[str, NiahConfig]
     min_auc: Thresholds = field(default_factory=lambda: default("min_auc"))
     min_ratio: Thresholds = field(default_factory=lambda: default("min_ratio"))
-    gate_on: str = default("gate_on")
+    inconclusive: str = default("inconclusive")
     strict: bool = default("strict")
     json_path: str = default("json")
     cache_dir: str = default("cache_dir")
     use_cache: bool = not default("no_cache")
-    show_progress: bool = False
     save_name: str = default("save")
+    save_overwrite: bool = default("save_overwrite")
     compare_fail: tuple[Allowance, ...] = default("compare_fail")
+    compare_allow: tuple[str, ...] = default("compare_allow")
     store_dir: Path = field(default_factory=lambda: paths.store_dir("."))
     report_dir: str = default("report")
     snapshot: bool = default("snapshot")
     snapshot_digits: int = default("snapshot_digits")
     snapshot_dir: Path = field(default_factory=lambda: paths.snapshot_dir("."))
     shared_dir: Path | None = None
-    _failures: dict[str, str] = field(default_factory=dict, repr=False)
+    progress: Progress | None = None
+    shard: tuple[int, int] | None = default("shard")
+    shard_dir: str = default("shard_dir")
+    from_shards: str = default("from_shards")
+    started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    written: list[Path] = field(default_factory=list)
+    output_errors: list[str] = field(default_factory=list)
+    stopped: str = ""
     _baseline_paths: dict[str, Path] = field(default_factory=dict, repr=False)
     _baselines: dict[str, NiahResults] = field(default_factory=dict, repr=False)
     _comparisons: dict[str, Comparison] = field(default_factory=dict, repr=False)
@@ -87,7 +139,7 @@ class NiahSession:
     _results: dict[str, NiahResults] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def create(cls, models: list[ModelSpec], base: NiahConfig, **settings: object) -> NiahSession:
+    def create(cls, models: list[ModelSpec], base: NiahConfig, **settings: Any) -> NiahSession:
         """One config per model; duplicate labels are an error."""
         configs: dict[str, NiahConfig] = {}
         for spec in models:
@@ -97,12 +149,17 @@ class NiahSession:
                     "name them apart with LABEL=NAME_OR_PATH",
                 )
             configs[spec.label] = base.replace(model=spec.name)
-        return cls(configs=configs, **settings)  # type: ignore[arg-type]
+        return cls(configs=configs, **settings)
 
     @property
     def labels(self) -> list[str]:
         """Model labels in command-line order."""
         return list(self.configs)
+
+    @property
+    def cache_root(self) -> Path:
+        """The cache root (embeddings, results, sentence counts, file hashes)."""
+        return paths.cache_root(self.cache_dir)
 
     def needle_set(self, label: str) -> NeedleSet:
         """The selected needle groups of one model's config (validated, cheap)."""
@@ -124,32 +181,21 @@ class NiahSession:
         return [p for label in self.labels for p in gate_params(label, self.configs[label])]
 
     def embedder(self, label: str) -> Embedder:
-        """The model of one label, loaded once per process, behind the embedding cache."""
+        """The model of one label (loaded on first use)."""
         if label not in self._embedders:
-            from pytest_niah.embed.embedders import load_embedder
+            from pytest_niah.embed.loader import load_embedder
 
-            embedder = load_embedder(self.configs[label], show_progress=self.show_progress)
-            if self.use_cache:
-                from pytest_niah.config.paths import cache_root
-                from pytest_niah.embed.cache import CACHE_FILE, CachingEmbedder, EmbeddingCache
-
-                path = cache_root(self.cache_dir) / CACHE_FILE
-                embedder = CachingEmbedder(embedder, EmbeddingCache(path))
-            self._embedders[label] = embedder
+            memo = self.cache_root if self.use_cache else None  # file hashes are a cache too
+            self._embedders[label] = load_embedder(self.configs[label], memo_dir=memo)
         return self._embedders[label]
 
     def close(self) -> None:
-        """Release models (multi-process pools) and cache connections."""
+        """Release models (multi-process pools)."""
         for embedder in self._embedders.values():
-            for part in (
-                embedder,
-                getattr(embedder, "inner", None),
-                getattr(embedder, "cache", None),
-            ):
-                close = getattr(part, "close", None)
-                if callable(close):
-                    close()
+            embedder.close()
         self._embedders.clear()
+
+    # -- results ------------------------------------------------------------------------------
 
     def results_path(self, label: str) -> Path:
         """The shared results file of one model's config."""
@@ -161,68 +207,115 @@ class NiahSession:
         """Compute once per machine (under a file lock), then read everywhere.
 
         Raises:
-            NiahRunError: the experiment could not run; later calls raise the same message
-                at once instead of trying again.
+            NiahError: the experiment could not run; the message says why and how to fix it.
         """
-        if label in self._results:
-            return self._results[label]
-        if label in self._failures:
-            raise NiahRunError(self._failures[label])
+        if label not in self._results:
+            from filelock import FileLock
+
+            from pytest_niah.results.niah_results import NiahResults
+
+            path = self.results_path(label)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(path) + ".lock"):
+                if path.exists():
+                    self._results[label] = NiahResults.load(path)
+                else:
+                    self._results[label] = self._compute(label, path)
+        return self._results[label]
+
+    def results_or_stop(self, label: str) -> NiahResults:
+        """The results; a problem stops the whole session once, with its cause."""
+        import pytest
+
+        from pytest_niah.errors import NiahError
+
         try:
-            return self._compute(label)
-        except Exception as exc:
-            if not isinstance(exc, _known_errors()):
-                raise
-            self._failures[label] = f"pytest-niah could not run {label!r}: {exc}"
-            raise NiahRunError(self._failures[label]) from exc
+            return self.results(label)
+        except NiahError as exc:
+            message = f"pytest-niah could not run {label!r}: {exc}"
+        pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
 
-    def _compute(self, label: str) -> NiahResults:
-        from filelock import FileLock
+    def parts_dir(self, label: str) -> Path:
+        """The folder of one model's part files.
 
-        from pytest_niah.results.niah_results import NiahResults
+        The shard folder itself, or its LABEL sub-folder when the run has several models.
+        """
+        root = Path(self.from_shards or self.shard_dir)
+        if len(self.labels) == 1:
+            return root
+        from pytest_niah.results.storage import label_folder
 
-        path = self.results_path(label)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path) + ".lock"):
-            if path.exists():
-                results = NiahResults.load(path)
-            else:
-                from pytest_niah.experiment import run_experiment
+        return root / label_folder(label)
 
-                embedder = self.embedder(label)
-                cache = getattr(embedder, "cache", None)
-                results_cache = Path(cache.path).parent / "results" if cache is not None else None
-                reused: list[Path] = []
-                results = run_experiment(
-                    self.configs[label],
-                    embedder=embedder,
-                    results_cache=results_cache,
-                    on_reuse=reused.append,
-                )
-                results.save(path)
-                self._write_embedding_stats(label, embedder, reused=bool(reused))
-        self._results[label] = results
+    def write_shard(self, label: str) -> Path:
+        """Embed this job's share of one model's inputs and write its part file."""
+        from pytest_niah.experiment import RunReport, load_inputs
+        from pytest_niah.shards import Shard, run_shard
+
+        if self.shard is None:
+            raise RuntimeError("pytest-niah: not a shard job")
+        config = self.configs[label]
+        report = RunReport()
+        part = run_shard(
+            config,
+            Shard(*self.shard),
+            self.parts_dir(label),
+            embedder=self.embedder(label),
+            inputs=load_inputs(config, cache_dir=self.cache_root),
+            cache_dir=self.cache_root,
+            use_cache=self.use_cache,
+            progress=self.progress,
+            report=report,
+        )
+        self.written.append(part)
+        return part
+
+    def _compute(self, label: str, path: Path) -> NiahResults:
+        from pytest_niah.experiment import RunReport, load_inputs, run_experiment
+
+        config = self.configs[label]
+        if self.from_shards:
+            from pytest_niah.shards import results_from_shards
+
+            results = results_from_shards(config, self.parts_dir(label))
+            results.save(path)
+            note = {"reused": False, "from_shards": str(self.parts_dir(label)), "notes": []}
+            path.with_suffix(".run.json").write_text(json.dumps(note), encoding="utf-8")
+            return results
+        report = RunReport()
+        # Downloaded books always live under the cache root; with --niah-no-cache nothing
+        # else is read or written there (embeddings, results, sentence token counts).
+        inputs = load_inputs(config, cache_dir=self.cache_root)
+        results = run_experiment(
+            config,
+            embedder=self.embedder(label),
+            inputs=inputs,
+            cache_dir=self.cache_root if self.use_cache else None,
+            use_cache=self.use_cache,
+            progress=self.progress,
+            report=report,
+        )
+        results.save(path)
+        note = {
+            "reused": report.reused,
+            "cached_results": str(report.cached_results or ""),
+            "embedding": asdict(report.embedding),
+            "cache": str(self.cache_root) if self.use_cache else "",
+            "notes": report.notes,
+        }
+        path.with_suffix(".run.json").write_text(json.dumps(note), encoding="utf-8")
         return results
 
-    def _write_embedding_stats(self, label: str, embedder: Embedder, *, reused: bool) -> None:
-        """How many texts the model embedded versus read from the cache (for the summary)."""
-        cache = getattr(embedder, "cache", None)
-        if cache is None:
-            return
-        stats = {
-            "embedded": getattr(embedder, "embedded", 0),
-            "cache": str(cache.path),
-            "reused": reused,
-        }
-        stats |= cache.stats()
-        self.results_path(label).with_suffix(".embedding.json").write_text(json.dumps(stats))
-
-    def embedding_stats(self, label: str) -> dict[str, Any] | None:
-        """What :meth:`_write_embedding_stats` recorded in this run, if anything."""
+    def run_report(self, label: str) -> dict[str, Any] | None:
+        """How the run of one model went (reused? embedded? notes), if it ran in this session."""
         if self.shared_dir is None:
             return None
-        path = self.results_path(label).with_suffix(".embedding.json")
-        return json.loads(path.read_text()) if path.exists() else None
+        path = self.results_path(label).with_suffix(".run.json")
+        try:
+            loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return loaded
 
     def stored_results(self, label: str) -> NiahResults | None:
         """Results if some process of this run computed them, without computing."""
@@ -235,12 +328,16 @@ class NiahSession:
             return self._results[label]
         return None
 
+    # -- baselines and comparisons ------------------------------------------------------------
+
     def resolve_baselines(self, ref: str) -> None:
         """Find the run ``--niah-compare`` names for every model (fails early if missing)."""
         from pytest_niah.results.storage import resolve_run
 
         for label in self.labels:
-            self._baseline_paths[label] = resolve_run(ref, store=self.store_dir, label=label)
+            self._baseline_paths[label] = resolve_run(
+                ref, store=self.store_dir, label=label, before=self.started
+            )
 
     def baseline_source(self, label: str) -> str:
         """The baseline file of one model, for messages."""
@@ -257,7 +354,11 @@ class NiahSession:
         return self._baselines[label]
 
     def comparison(self, label: str) -> Comparison | None:
-        """This run of one model against its baseline, paired on identical cells."""
+        """This run of one model against its baseline, paired on identical cells.
+
+        Raises:
+            CompareError: the baseline measured something else, or shares no cell.
+        """
         baseline = self.baseline(label)
         if baseline is None:
             return None
@@ -267,53 +368,53 @@ class NiahSession:
                 return None
             from pytest_niah.results.compare import compare_results
 
+            config = self.configs[label]
             self._comparisons[label] = compare_results(
                 results,
                 baseline,
-                n_resamples=self.configs[label].bootstrap or 1000,
-                seed=self.configs[label].seed,
+                n_resamples=config.bootstrap or default("bootstrap"),
+                seed=config.seed,
+                allow=self.compare_allow,
+                source=self.baseline_source(label),
             )
         return self._comparisons[label]
 
-    def regressions(self, label: str, row: MetricRow) -> list[str]:
-        """``--niah-compare-fail`` violations at one row's arm, scoring and length."""
-        comparison = self.comparison(label) if self.compare_fail else None
-        if comparison is None:
-            return []
-        from dataclasses import replace
+    # -- gates --------------------------------------------------------------------------------
 
-        here = tuple(
-            d
-            for d in comparison.deltas
-            if (d.arm, d.scoring, d.length) == (row.arm, row.scoring, row.length)
-        )
-        return replace(comparison, deltas=here).regressions(self.compare_fail)
+    def gates(self, label: str, row: MetricRow, results: NiahResults) -> list[Gate]:
+        """Every gate that applies to one per-length row, with its verdict and outcome."""
+        from pytest_niah.measure.stats import Interval
+        from pytest_niah.measure.verdicts import minimum_verdict
 
-    def gate_failures(self, row: MetricRow, results: NiahResults | None = None) -> list[str]:
-        """What a per-length row falls short of, in words and numbers.
-
-        With ``gate_on == "lower"`` the lower end of the metric's bootstrap interval (from
-        ``results``) is gated instead of the point value.
-        """
-        failures = []
-        for label, metric, thresholds in (
-            ("AUC", "auc", self.min_auc),
-            ("comparative ratio", "comparative_ratio", self.min_ratio),
+        out = []
+        for what, metric, thresholds in (
+            ("--niah-min-auc", "auc", self.min_auc),
+            ("--niah-min-ratio", "comparative_ratio", self.min_ratio),
         ):
             threshold = thresholds.at(row.length)
             if threshold is None:
                 continue
+            found = results.interval(row.arm, row.length, metric, row.scoring)
             value = getattr(row, metric)
-            if self.gate_on == "lower" and results is not None:
-                interval = results.interval(row.arm, row.length, metric, row.scoring)
-                if interval is not None:
-                    value, label = interval.low, f"{label} lower 95% bound"
-            if not value >= threshold:  # NaN fails too
-                failures.append(f"{label} {value:.3f} < {threshold:g}")
-        return failures
+            interval = (
+                Interval(metric, value, found.low, found.high, found.se, found.groups)
+                if found is not None
+                else Interval(metric, value, float("nan"), float("nan"))
+            )
+            verdict = minimum_verdict(interval, threshold)
+            out.append(Gate(what, verdict, verdict.outcome(self.inconclusive)))
+        comparison = self.comparison(label) if self.compare_fail else None
+        if comparison is not None:
+            where = (row.arm, row.scoring, row.length)
+            verdicts = [v for _, v in comparison.verdicts(self.compare_fail, where)]
+            if not comparison.paired.get(where):
+                verdicts = [_unpaired(a) for a in self.compare_fail]
+            for verdict in verdicts:
+                out.append(Gate("--niah-compare-fail", verdict, verdict.outcome(self.inconclusive)))
+        return out
 
     def gated(self, length: int) -> bool:
-        """Whether any threshold applies at ``length``."""
+        """Whether any gate applies at ``length``."""
         return (
             self.min_auc.at(length) is not None
             or self.min_ratio.at(length) is not None

@@ -17,7 +17,7 @@ from pytest_niah.config import paths
 from pytest_niah.config.niah import ModelSpec, NiahConfig
 from pytest_niah.config.options import OPTIONS, Option, resolve
 from pytest_niah.config.parsers import Thresholds
-from pytest_niah.errors import ConfigError
+from pytest_niah.errors import ConfigError, NiahError, OutputError, SetupError
 from pytest_niah.plugin.session import NiahSession
 
 
@@ -47,7 +47,11 @@ def _ini(config: pytest.Config, option: Option) -> Any:
     try:
         return config.getini(option.dest)
     except pytest.UsageError:  # pytest's own bool parsing names neither key nor value
-        raw = config.inicfg.get(option.dest)
+        # pytest >= 9 keeps the raw values in _inicfg (inicfg is deprecated there).
+        values = getattr(config, "_inicfg", None)
+        if values is None:
+            values = config.inicfg
+        raw = values.get(option.dest)
         raw = getattr(raw, "value", raw)
         raise ConfigError(
             f"ini option {option.dest}: {raw!r} is not a boolean", "use true or false"
@@ -63,63 +67,206 @@ def _absolute(value: str, base: Path, keep: str) -> str:
 def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
     """The run's session, every cheap check done.
 
+    The checks that do not depend on each other all run, and every problem they find is
+    reported in one message, so one run shows everything to fix.
+
     Raises:
-        NiahError: any value, file or model name that cannot work; the plugin reports it
-            as one usage error.
+        NiahError: any value, file or model name that cannot work; several problems come
+            as one :class:`~pytest_niah.errors.SetupError`. The plugin reports it as one
+            usage error.
     """
-    from pytest_niah.embed.models import check_model_name
+    from pytest_niah.embed.models import check_model_name, is_remote
 
     values = option_values(config)
     specs = [ModelSpec.parse(m) for m in models]
+    problems = Problems()
     for spec in specs:
-        check_model_name(spec.name, trust_remote_code=values["trust_remote_code"])
+        with problems:
+            check_model_name(
+                spec.name,
+                trust_remote_code=values["trust_remote_code"],
+                tokenizer=values["tokenizer"],
+            )
+    if values["tokenizer"] and not any(is_remote(spec.name) for spec in specs):
+        problems.add(
+            ConfigError(
+                "--niah-tokenizer applies only to served models (openai+URL#MODEL); a local "
+                "model counts tokens with its own tokenizer",
+                "drop --niah-tokenizer",
+            )
+        )
     fields = {f.name for f in dataclasses.fields(NiahConfig)} - {"model"}
     base = NiahConfig(model=specs[0].name, **{k: values[k] for k in fields})
     for name in ("min_auc", "min_ratio"):
-        _check_threshold_lengths(name, values[name], base.lengths)
+        with problems:
+            _check_threshold_lengths(name, values[name], base.lengths)
     session = NiahSession.create(
         specs,
         base,
         min_auc=values["min_auc"],
         min_ratio=values["min_ratio"],
-        gate_on=values["gate_on"],
+        inconclusive=values["inconclusive"],
         strict=values["strict"],
         json_path=values["json"],
         cache_dir=values["cache_dir"],
         use_cache=not values["no_cache"],
         save_name=values["save"],
+        save_overwrite=values["save_overwrite"],
         compare_fail=values["compare_fail"],
+        compare_allow=values["compare_allow"],
         store_dir=Path(values["storage"] or paths.store_dir(config.rootpath)),
         report_dir=values["report"],
         snapshot=values["snapshot"] or bool(config.getoption("update_snapshots", False)),
         snapshot_digits=values["snapshot_digits"],
         snapshot_dir=Path(values["snapshot_dir"] or paths.snapshot_dir(config.rootpath)),
+        shard=values["shard"],
+        shard_dir=values["shard_dir"],
+        from_shards=values["from_shards"],
     )
-    if values["save"]:
-        from pytest_niah.results.storage import check_name
-
-        check_name(values["save"])
-    if values["compare"]:
-        session.resolve_baselines(values["compare"])
-        for label in session.labels:
-            session.baseline(label)  # a damaged file is a usage error now, not at the end
-    elif values["compare_fail"]:
-        raise ConfigError(
-            "--niah-compare-fail has nothing to compare with",
-            "add --niah-compare=NAME|PATH, or drop --niah-compare-fail",
-        )
-    if values["gate_on"] == "lower" and not values["bootstrap"]:
-        raise ConfigError(
-            "--niah-gate-on=lower gates the lower end of the bootstrap interval, which "
-            "--niah-bootstrap=0 turns off",
-            "keep --niah-bootstrap above 0",
-        )
+    with problems:
+        session.case_params()  # validates the needle set now, not in the middle of collection
     if any(arm.startswith("expand") for arm in base.arms):
-        _check_expansions(session)
+        with problems:
+            _check_expansions(session)
+    _check_sharding(session, values, problems)
+    _check_save(session, config, problems)
+    if values["compare"]:
+        with problems:
+            session.resolve_baselines(values["compare"])
+            for label in session.labels:
+                session.baseline(label)  # a damaged file is a usage error now, not at the end
+    elif values["compare_fail"]:
+        problems.add(
+            ConfigError(
+                "--niah-compare-fail has nothing to compare with",
+                "add --niah-compare=NAME|PATH, or drop --niah-compare-fail",
+            )
+        )
     if session.snapshot and not config.pluginmanager.hasplugin("syrupy"):
-        raise ConfigError("--niah-snapshot needs syrupy", "pip install 'pytest-niah[snapshot]'")
-    session.case_params()  # validates the needle set now, not in the middle of collection
+        problems.add(
+            ConfigError("--niah-snapshot needs syrupy", "pip install 'pytest-niah[snapshot]'")
+        )
+    _check_outputs(session, problems)
+    problems.raise_any()
     return session
+
+
+class Problems:
+    """Collects the problems of independent checks (``with problems: check()``)."""
+
+    def __init__(self) -> None:
+        self.errors: list[NiahError] = []
+
+    def add(self, error: NiahError) -> None:
+        """Keep ``error``."""
+        self.errors.append(error)
+
+    def __enter__(self) -> Problems:
+        return self
+
+    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> bool:
+        if isinstance(error, NiahError):
+            self.errors.append(error)
+            return True
+        return False
+
+    def raise_any(self) -> None:
+        """Raise the one problem found, or all of them as one :class:`SetupError`."""
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise SetupError(self.errors)
+
+
+def _check_save(session: NiahSession, config: pytest.Config, problems: Problems) -> None:
+    given = config.getoption("niah_save")
+    if given is not None and not given.strip():
+        problems.add(
+            ConfigError(
+                "--niah-save is empty: nothing would be saved",
+                "give the run a name, e.g. --niah-save=baseline, or drop the option",
+            )
+        )
+        return
+    if not session.save_name:
+        return
+    from pytest_niah.results.storage import run_path
+
+    with problems:
+        for label in session.labels:
+            target = run_path(session.save_name, store=session.store_dir, label=label)
+            if target.exists() and not session.save_overwrite:
+                raise OutputError(
+                    f"--niah-save: run {session.save_name!r} of model {label!r} exists "
+                    f"already ({target})",
+                    "add --niah-save-overwrite to replace it, or save under another name",
+                )
+
+
+def _check_outputs(session: NiahSession, problems: Problems) -> None:
+    """Every path the run will write, checked now rather than after minutes of embedding."""
+    from pytest_niah.files import output_problem
+
+    wanted: list[tuple[str, str, bool]] = []
+    if session.json_path:
+        wanted.append(("--niah-json", session.json_path, False))
+    if session.report_dir:
+        wanted.append(("--niah-report", session.report_dir, True))
+    if session.save_name:
+        wanted.append(("--niah-storage (the run store)", str(session.store_dir), True))
+    if session.shard is not None and session.shard_dir:
+        wanted.append(("--niah-shard-dir", session.shard_dir, True))
+    for what, path, folder in wanted:
+        problem = output_problem(path, folder=folder)
+        if problem:
+            problems.add(OutputError(f"{what}: {path} {problem}", "choose a path you can write to"))
+    if session.report_dir or session.json_path or session.save_name or session.compare_fail:
+        from pytest_niah.report import check_step_summary
+
+        with problems:
+            check_step_summary()
+
+
+def _check_sharding(session: NiahSession, values: dict[str, Any], problems: Problems) -> None:
+    """A shard job embeds and writes its part only; a gate job reads parts."""
+    if session.shard is not None:
+        if not session.shard_dir:
+            problems.add(
+                ConfigError(
+                    "--niah-shard needs --niah-shard-dir",
+                    "say where this job writes its part file, e.g. --niah-shard-dir=shards",
+                )
+            )
+        others = [
+            f"--niah-{name.replace('_', '-')}"
+            for name in ("from_shards", "compare", "save", "report", "json", "snapshot")
+            if values[name]
+        ]
+        if others:
+            problems.add(
+                ConfigError(
+                    f"--niah-shard jobs embed and write a part file only; {', '.join(others)} "
+                    "belongs to the gate job",
+                    "give those options to the gate job (--niah-from-shards=DIR) instead",
+                )
+            )
+    elif session.shard_dir:
+        problems.add(
+            ConfigError(
+                "--niah-shard-dir is set without --niah-shard",
+                "add --niah-shard=K/N, or drop --niah-shard-dir",
+            )
+        )
+    if session.from_shards:
+        for label in session.labels:
+            folder = session.parts_dir(label)
+            if not folder.is_dir():
+                problems.add(
+                    ConfigError(
+                        f"--niah-from-shards: {folder} is not a folder",
+                        "gather every shard job's part files there first",
+                    )
+                )
 
 
 def _check_threshold_lengths(name: str, value: Thresholds, lengths: tuple[int, ...]) -> None:

@@ -8,15 +8,30 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pytest_niah.report.tables import cases_csv, summary_markdown
+from pytest_niah.errors import OutputError
+from pytest_niah.files import write_atomic
+from pytest_niah.report.comparison import ReportComparison, comparisons_json
+from pytest_niah.report.tables import cases_csv, step_summary_markdown, summary_markdown
 from pytest_niah.results.niah_results import NiahResults
 
-__all__ = ["check_labels", "default_labels", "summary_markdown", "write_report"]
+__all__ = [
+    "ReportComparison",
+    "append_step_summary",
+    "check_labels",
+    "check_step_summary",
+    "default_labels",
+    "step_summary_markdown",
+    "step_summary_path",
+    "summary_markdown",
+    "write_report",
+    "write_step_summary",
+]
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+_SLUG_MAX = 60
 
 
 def write_report(
@@ -24,44 +39,87 @@ def write_report(
     out_dir: str | os.PathLike[str],
     *,
     labels: Sequence[str] | None = None,
+    comparisons: Sequence[ReportComparison] = (),
+    step_summary: bool = True,
 ) -> dict[str, Path]:
     """Write a report of one model, or a comparison of several, into ``out_dir``.
 
     Files: ``report.html`` (self-contained: images embedded as base64 PNG, no external
     links or scripts), ``results.json`` (or ``results.<label>.json`` per model when there
-    are several), ``cases.csv`` (every case of every model, with a ``model`` column) and
-    ``summary.md``. When ``GITHUB_STEP_SUMMARY`` is set, ``summary.md``'s text is appended
-    to that file.
+    are several), ``cases.csv`` (every case of every model, with a ``model`` column),
+    ``summary.md`` and, with ``comparisons``, ``comparison.json``. Each file is written
+    whole or not at all. With ``step_summary`` and ``GITHUB_STEP_SUMMARY`` set, summary.md's
+    text is appended to that file.
 
     Args:
         results: One results object per model; at least one.
         out_dir: The folder to write into (created if missing).
         labels: The display name of each model; defaults to each model's name, made unique.
+        comparisons: Each model's comparison with its baseline: a section of summary.md and
+            report.html (table, verdicts, a baseline-versus-current figure) and
+            ``comparison.json``.
+        step_summary: Append the summary to ``GITHUB_STEP_SUMMARY`` when it is set. A caller
+            that writes the step summary itself (:func:`write_step_summary`) passes False.
 
     Returns:
         File name -> path of every file written into ``out_dir``.
 
     Raises:
         ValueError: no results, or labels that do not match them one to one.
-        MatplotlibMissingError: matplotlib is not installed.
+        MatplotlibMissingError: matplotlib is not installed (nothing is written then).
+        OutputError: a file or the folder cannot be written, or the step summary cannot
+            be appended to; the message names the path.
     """
-    from pytest_niah.report.figures import render_figures
+    from pytest_niah.report.figures import comparison_figure, render_figures
     from pytest_niah.report.html import render_html
 
     runs = list(results)
     names = check_labels(runs, labels)
     figures = render_figures(runs, names)
+    comparison_png = comparison_figure(comparisons) if comparisons else None
+    summary = summary_markdown(runs, names, comparisons)
+    html = render_html(runs, names, figures, comparisons, comparison_png)
     target = Path(out_dir)
-    target.mkdir(parents=True, exist_ok=True)
-    summary = summary_markdown(runs, names)
-    written = {
-        "report.html": _write(target / "report.html", render_html(runs, names, figures)),
-        **_write_results(target, runs, names),
-        "cases.csv": _write(target / "cases.csv", cases_csv(runs, names)),
-        "summary.md": _write(target / "summary.md", summary),
-    }
-    append_step_summary(summary)
+    texts: dict[str, str] = {"report.html": html}
+    texts.update(
+        {name: r.to_json() for name, r in zip(results_file_names(names), runs, strict=True)}
+    )
+    texts["cases.csv"] = cases_csv(runs, names)
+    texts["summary.md"] = summary
+    if comparisons:
+        texts["comparison.json"] = comparisons_json(comparisons)
+    written = _write_all(target, texts)
+    if step_summary:
+        try:
+            append_step_summary(summary)
+        except OutputError as exc:
+            raise OutputError(
+                f"{exc.problem} (the report itself was written to {target})", exc.hint
+            ) from None
     return written
+
+
+def write_step_summary(
+    results: Sequence[NiahResults],
+    labels: Sequence[str] | None = None,
+    comparisons: Sequence[ReportComparison] = (),
+) -> Path | None:
+    """Append the markdown summary (with its comparisons) to the GitHub step summary.
+
+    Does nothing outside GitHub Actions (``GITHUB_STEP_SUMMARY`` unset or empty).
+
+    Returns:
+        The step summary's path, or ``None`` when none is set.
+
+    Raises:
+        ValueError: no results, or labels that do not match them.
+        OutputError: the step summary file cannot be written.
+    """
+    if step_summary_path() is None:
+        return None
+    runs = list(results)
+    names = check_labels(runs, labels)
+    return append_step_summary(step_summary_markdown(runs, names, comparisons))
 
 
 def check_labels(results: Sequence[NiahResults], labels: Sequence[str] | None) -> list[str]:
@@ -93,41 +151,123 @@ def default_labels(results: Sequence[NiahResults]) -> list[str]:
     return labels
 
 
-def append_step_summary(text: str) -> Path | None:
+def step_summary_path(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The GitHub Actions step summary file (``GITHUB_STEP_SUMMARY``), or ``None``."""
+    value = (os.environ if environ is None else environ).get(STEP_SUMMARY_ENV, "")
+    return Path(value) if value else None
+
+
+def check_step_summary(environ: Mapping[str, str] | None = None) -> Path | None:
+    """Check up front that the step summary, if one is set, can be appended to.
+
+    Returns:
+        The step summary's path, or ``None`` when none is set.
+
+    Raises:
+        OutputError: it is a folder, or it (or the folder it would be created in) is not
+            writable; the message names the path and the variable.
+    """
+    path = step_summary_path(environ)
+    if path is None:
+        return None
+    if path.is_dir():
+        problem = "is a folder"
+    elif path.exists():
+        problem = "" if os.access(path, os.W_OK) else "is not writable"
+    elif not path.parent.is_dir():
+        problem = f"cannot be created: its folder {path.parent} does not exist"
+    else:
+        problem = "" if os.access(path.parent, os.W_OK) else "cannot be created: no write access"
+    if problem:
+        raise OutputError(
+            f"{STEP_SUMMARY_ENV}={path} {problem}",
+            f"point {STEP_SUMMARY_ENV} at a writable file, or unset it outside GitHub Actions",
+        )
+    return path
+
+
+def append_step_summary(text: str, path: str | os.PathLike[str] | None = None) -> Path | None:
     """Append ``text`` to the GitHub Actions step summary file, when one is set.
+
+    What earlier steps wrote is kept; the text starts on a fresh line and is written in one
+    call, so a reader never sees it half-appended.
+
+    Args:
+        text: Markdown, e.g. :func:`step_summary_markdown`.
+        path: The file; ``GITHUB_STEP_SUMMARY`` when ``None``.
 
     Returns:
         The step summary's path, or ``None`` outside GitHub Actions.
+
+    Raises:
+        OutputError: the file cannot be appended to; the message names it.
     """
-    path = os.environ.get(STEP_SUMMARY_ENV)
-    if not path:
+    target = Path(path) if path is not None else step_summary_path()
+    if target is None:
         return None
-    target = Path(path)
-    # Keep what earlier steps wrote and start on a fresh line.
-    previous = target.read_text(encoding="utf-8") if target.is_file() else ""
-    separator = "\n" if previous and not previous.endswith("\n") else ""
-    with target.open("a", encoding="utf-8") as handle:
-        handle.write(separator + text)
+    try:
+        with target.open("ab+") as handle:
+            handle.seek(0, os.SEEK_END)
+            separator = b""
+            if handle.tell() > 0:
+                handle.seek(-1, os.SEEK_END)
+                separator = b"" if handle.read(1) == b"\n" else b"\n"
+            handle.write(separator + _encode(text))
+    except OSError as exc:
+        raise OutputError(
+            f"cannot append the summary to the step summary {target} "
+            f"({STEP_SUMMARY_ENV}): {exc.strerror or exc}",
+            f"point {STEP_SUMMARY_ENV} at a writable file, or unset it outside GitHub Actions",
+        ) from None
     return target
 
 
 def results_file_names(labels: Sequence[str]) -> list[str]:
-    """``results.json`` for one model, else ``results.<label>.json`` with a file-safe label."""
+    """``results.json`` for one model, else ``results.<label>.json``, one distinct file each.
+
+    The label is made file-safe (``[A-Za-z0-9._-]``, at most 60 characters; nothing left
+    gives ``model``). Labels that come out the same (``a:b`` and ``a_b``; ``模型`` and
+    ``型号``), also ignoring case (for case-insensitive file systems), get ``-2``, ``-3``
+    ... in order, so every model has its own file, and no name leaves the folder.
+    """
     if len(labels) == 1:
         return ["results.json"]
-    stems = [re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._") or "model" for label in labels]
-    # Labels that differ only in unsafe characters would otherwise share a file.
-    unique = [s if stems.count(s) == 1 else f"{s}-{i + 1}" for i, s in enumerate(stems)]
-    return [f"results.{stem}.json" for stem in unique]
+    names: list[str] = []
+    seen: set[str] = set()
+    for label in labels:
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._-")[:_SLUG_MAX]
+        slug = slug.strip("._-") or "model"
+        name, number = f"results.{slug}.json", 2
+        while name.lower() in seen:
+            name, number = f"results.{slug}-{number}.json", number + 1
+        seen.add(name.lower())
+        names.append(name)
+    return names
 
 
-def _write_results(
-    target: Path, results: Sequence[NiahResults], labels: Sequence[str]
-) -> dict[str, Path]:
-    names = results_file_names(labels)
-    return {name: r.save(target / name) for name, r in zip(names, results, strict=True)}
+def _write_all(target: Path, texts: Mapping[str, str]) -> dict[str, Path]:
+    """Write every file into ``target``, each atomically; a failure names the file."""
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot create the report folder {target}: {exc.strerror or exc}",
+            "choose a folder you can write (--niah-report, or --out for pytest-niah report)",
+        ) from None
+    written = {}
+    for name, text in texts.items():
+        path = target / name
+        try:
+            written[name] = write_atomic(path, _encode(text))
+        except OSError as exc:
+            raise OutputError(
+                f"cannot write {path}: {exc.strerror or exc}",
+                "free disk space or choose a folder you can write; nothing else was changed "
+                "in that file",
+            ) from None
+    return written
 
 
-def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
-    return path
+def _encode(text: str) -> bytes:
+    # A label from undecodable command-line bytes holds lone surrogates: show them escaped.
+    return text.encode("utf-8", errors="backslashreplace")

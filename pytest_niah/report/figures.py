@@ -17,12 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.measure.records import MetricRow
 from pytest_niah.results.niah_results import NiahResults
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from pytest_niah.report.comparison import ReportComparison
 
 Render = Callable[[Sequence[NiahResults], Sequence[str]], bytes]
 # lengths (columns), positions (rows), values[position][length]
@@ -63,6 +66,9 @@ STYLE = {
     "lines.linewidth": 1.8,
     "lines.markersize": 5,
     "svg.hashsalt": "pytest-niah",
+    # Labels are user text: a "$" in one must show as "$", never start mathtext (which
+    # fails on text such as "$\\x$" and would stop the whole report).
+    "text.parse_math": False,
 }
 
 
@@ -312,6 +318,88 @@ FIGURES: tuple[FigureSpec, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class ComparisonFigure:
+    """The comparison figure's HTML id, title and caption (drawn by :func:`comparison_figure`)."""
+
+    id: str = "fig-comparison"
+    title: str = "Baseline versus current"
+    caption: str = (
+        "Each metric per length on the cells both runs measured: the baseline (dashed, open "
+        "markers) and this run (solid); band: the baseline plus the 95% paired-bootstrap "
+        "interval of the change; dashed grey: chance."
+    )
+
+
+COMPARISON_FIGURE = ComparisonFigure()
+COMPARISON_METRICS = ("normalized", "comparative_ratio", "auc", "separation")
+
+
+def comparison_figure(comparisons: Sequence[ReportComparison]) -> bytes:
+    """Baseline versus current, one panel per metric, a colour per model x arm x scoring."""
+    lengths = sorted({d.length for c in comparisons for d in c.comparison.deltas})
+    lines = list(
+        dict.fromkeys(
+            (index, d.arm, d.scoring)
+            for index, c in enumerate(comparisons)
+            for d in c.comparison.deltas
+        )
+    )
+    with _style():
+        fig, axes = _figure(rows=2, cols=2, row_height=3.8)
+        for ax, metric in zip(axes, COMPARISON_METRICS, strict=True):
+            for number, (index, arm, scoring) in enumerate(lines):
+                comparison = comparisons[index]
+                deltas = sorted(
+                    (
+                        d
+                        for d in comparison.comparison.deltas
+                        if (d.arm, d.scoring, d.metric) == (arm, scoring, metric)
+                    ),
+                    key=lambda d: d.length,
+                )
+                if not deltas:
+                    continue
+                color = PALETTE[number % len(PALETTE)]
+                name = f"{comparison.label} · {arm}/{scoring}"
+                xs = [d.length for d in deltas]
+                ax.plot(
+                    xs,
+                    [d.baseline for d in deltas],
+                    color=color,
+                    linestyle=(0, (4, 2)),
+                    marker="s",
+                    markerfacecolor="white",
+                    label=f"{name}: baseline",
+                )
+                ax.plot(
+                    xs,
+                    [d.current for d in deltas],
+                    color=color,
+                    marker="o",
+                    label=f"{name}: this run",
+                )
+                band = [
+                    d for d in deltas if _finite(d.baseline) and _finite(d.low) and _finite(d.high)
+                ]
+                if band:
+                    ax.fill_between(
+                        [d.length for d in band],
+                        [d.baseline + d.low for d in band],
+                        [d.baseline + d.high for d in band],
+                        color=color,
+                        alpha=0.15,
+                        linewidth=0,
+                    )
+            if metric in ("comparative_ratio", "auc"):
+                _chance_line(ax)
+                _unit_axis(ax)
+            _lengths_axis(ax, lengths)
+            _finish(ax, METRIC_LABELS.get(metric, metric), METRIC_LABELS.get(metric, metric))
+        _outside_legend(fig, axes)
+        return _png(fig)
+
+
 def render_figures(
     results: Sequence[NiahResults], labels: Sequence[str]
 ) -> list[tuple[FigureSpec, bytes]]:
@@ -380,6 +468,14 @@ def _figure(rows: int = 1, cols: int = 1, *, row_height: float = 4.2) -> tuple[F
 
 
 def _png(fig: Figure) -> bytes:
+    from matplotlib.text import Text
+
+    # Labels are user text; one with a lone surrogate (from undecodable command-line bytes
+    # or a "\\udcff" escape in a needle file) would stop the font code: show it escaped.
+    for artist in fig.findobj(Text):
+        text = artist.get_text()
+        if any("\ud800" <= char <= "\udfff" for char in text):
+            artist.set_text(text.encode("utf-8", "backslashreplace").decode("utf-8"))
     buffer = io.BytesIO()
     # No Software entry: the bytes then depend only on what is drawn.
     fig.savefig(buffer, format="png", metadata={"Software": None})
@@ -414,7 +510,10 @@ def _outside_legend(fig: Figure, axes: Sequence[Axes], title: str | None = None)
 
 
 def _length_axis(ax: Axes, results: Sequence[NiahResults]) -> None:
-    lengths = _all_lengths(results)
+    _lengths_axis(ax, _all_lengths(results))
+
+
+def _lengths_axis(ax: Axes, lengths: Sequence[int]) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [str(n) for n in lengths])
     ax.set_xticks([], minor=True)

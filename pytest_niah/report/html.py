@@ -3,13 +3,37 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Sequence
-from html import escape
+from collections.abc import Callable, Container, Sequence
+from typing import Protocol
 
 from pytest_niah.display import fmt
-from pytest_niah.report.figures import FigureSpec
-from pytest_niah.report.tables import effective_length_text, length_cells, window_text
+from pytest_niah.report.comparison import ReportComparison
+from pytest_niah.report.escape import html_text as escape
+from pytest_niah.report.tables import length_cells
+from pytest_niah.report.terminal import (
+    COMPARISON_HEADER,
+    COMPARISON_TEXT_COLUMNS,
+    effective_length_text,
+    window_text,
+)
 from pytest_niah.results.niah_results import NiahResults
+
+
+class Captioned(Protocol):
+    """What a figure on the page needs besides its PNG: an id, a title and a caption."""
+
+    @property
+    def id(self) -> str:
+        """The figure's HTML id."""
+
+    @property
+    def title(self) -> str:
+        """Its title."""
+
+    @property
+    def caption(self) -> str:
+        """Its caption."""
+
 
 CSS = """
 body { margin: 0; background: #f6f7f9; color: #1d2330;
@@ -36,13 +60,18 @@ figure { margin: 20px 0 32px; }
 figure img { display: block; max-width: 100%; height: auto; border: 1px solid #e3e6eb; }
 figcaption { margin-top: 6px; color: #4d5566; font-size: 14px; }
 .muted { color: #6b7385; }
+ul.verdicts { margin: 4px 0 8px; padding-left: 20px; font-size: 14px; }
+td.regressed { color: #b3261e; font-weight: 600; }
+td.inconclusive { color: #8a5a00; }
 """
 
 
 def render_html(
     results: Sequence[NiahResults],
     labels: Sequence[str],
-    figures: Sequence[tuple[FigureSpec, bytes]],
+    figures: Sequence[tuple[Captioned, bytes]],
+    comparisons: Sequence[ReportComparison] = (),
+    comparison_png: bytes | None = None,
 ) -> str:
     """The whole report page.
 
@@ -50,18 +79,24 @@ def render_html(
         results: One results object per model.
         labels: The display name of each, same order.
         figures: The drawn figures, in page order, as ``(spec, png_bytes)``.
+        comparisons: Each model's comparison with its baseline; a section with their
+            tables comes first when there are any.
+        comparison_png: The comparison figure (:func:`~pytest_niah.report.figures.
+            comparison_figure`), shown in that section.
 
     Returns:
-        HTML text; it references nothing outside itself.
+        HTML text; it references nothing outside itself. Every text that came from the
+        user (labels, model, corpus and needle-set names, paths) is escaped.
     """
     title = f"pytest-niah report: {', '.join(labels)}"
     body = [
-        _header(results, labels, figures),
+        _header(results, labels, figures, bool(comparisons)),
+        _comparison_section(comparisons, comparison_png),
         _runs_section(results, labels),
         _versions_section(results, labels),
         _metrics_section(results, labels),
         _effective_section(results, labels),
-        _figures_section(labels, figures),
+        _figures_section(labels, figures, first=2 if comparison_png else 1),
     ]
     return "\n".join(
         [
@@ -75,7 +110,7 @@ def render_html(
             "</head>",
             "<body>",
             "<main>",
-            *body,
+            *(part for part in body if part),
             "</main>",
             "</body>",
             "</html>",
@@ -84,16 +119,32 @@ def render_html(
     )
 
 
-def table(header: Sequence[str], body: Sequence[Sequence[str]], *, numeric_from: int = 1) -> str:
-    """An HTML table of escaped text; columns from ``numeric_from`` on are right-aligned."""
+def table(
+    header: Sequence[str],
+    body: Sequence[Sequence[str]],
+    *,
+    numeric_from: int = 1,
+    numeric: Container[int] | None = None,
+    classes: Callable[[int, str], str] | None = None,
+) -> str:
+    """An HTML table of escaped text.
+
+    Columns from ``numeric_from`` on are right-aligned, or those in ``numeric`` when given;
+    ``classes(column, text)`` may add a CSS class to a body cell.
+    """
+
+    def is_numeric(i: int) -> bool:
+        return i in numeric if numeric is not None else i >= numeric_from
 
     def cells(tag: str, line: Sequence[str]) -> str:
-        return "".join(
-            f'<{tag} class="num">{escape(c)}</{tag}>'
-            if i >= numeric_from
-            else f"<{tag}>{escape(c)}</{tag}>"
-            for i, c in enumerate(line)
-        )
+        out = []
+        for i, c in enumerate(line):
+            names = ["num"] if is_numeric(i) else []
+            if classes is not None and tag == "td" and (extra := classes(i, c)):
+                names.append(extra)
+            attr = f' class="{escape(" ".join(names))}"' if names else ""
+            out.append(f"<{tag}{attr}>{escape(c)}</{tag}>")
+        return "".join(out)
 
     rows = "\n".join(f"<tr>{cells('td', line)}</tr>" for line in body)
     return (
@@ -102,7 +153,7 @@ def table(header: Sequence[str], body: Sequence[Sequence[str]], *, numeric_from:
     )
 
 
-def figure_html(spec: FigureSpec, png: bytes, labels: Sequence[str], number: int) -> str:
+def figure_html(spec: Captioned, png: bytes, labels: Sequence[str], number: int) -> str:
     """One ``<figure>`` with the PNG inlined as a data URI."""
     data = base64.b64encode(png).decode("ascii")
     alt = f"{spec.title}: {', '.join(labels)}"
@@ -117,7 +168,8 @@ def figure_html(spec: FigureSpec, png: bytes, labels: Sequence[str], number: int
 def _header(
     results: Sequence[NiahResults],
     labels: Sequence[str],
-    figures: Sequence[tuple[FigureSpec, bytes]],
+    figures: Sequence[tuple[Captioned, bytes]],
+    compared: bool = False,
 ) -> str:
     models = ", ".join(
         f"{escape(label)} (<code>{escape(r.model.name)}</code>, "
@@ -126,6 +178,7 @@ def _header(
     )
     kind = "Comparison of" if len(results) > 1 else "Model"
     links = [
+        *([("comparison", "Comparison")] if compared else []),
         ("runs", "Configuration"),
         ("versions", "Versions"),
         ("metrics", "Per-length metrics"),
@@ -198,6 +251,44 @@ def _effective_section(results: Sequence[NiahResults], labels: Sequence[str]) ->
     return f'<section id="effective"><h2>Effective lengths</h2>{content}</section>'
 
 
-def _figures_section(labels: Sequence[str], figures: Sequence[tuple[FigureSpec, bytes]]) -> str:
-    items = [figure_html(spec, png, labels, i) for i, (spec, png) in enumerate(figures, 1)]
+def _figures_section(
+    labels: Sequence[str], figures: Sequence[tuple[Captioned, bytes]], first: int = 1
+) -> str:
+    items = [figure_html(spec, png, labels, i) for i, (spec, png) in enumerate(figures, first)]
     return '<section id="figures"><h2>Figures</h2>\n' + "\n".join(items) + "\n</section>"
+
+
+def _comparison_section(
+    comparisons: Sequence[ReportComparison], comparison_png: bytes | None
+) -> str:
+    if not comparisons:
+        return ""
+    from pytest_niah.report.figures import COMPARISON_FIGURE
+
+    parts = ['<section id="comparison"><h2>Comparison with the baseline</h2>']
+    for comparison in comparisons:
+        header, body = comparison.cells()
+        parts.append(f"<h3>{escape(comparison.title)}</h3>")
+        parts.append(f"<p>{escape(comparison.paired_text())}</p>")
+        counts = comparison.counts_text()
+        if counts:
+            parts.append(f"<p>{escape(counts)}</p>")
+        numeric = {2, 3, *range(COMPARISON_TEXT_COLUMNS, len(header) - 1)}
+        parts.append(table(header, body, numeric=numeric, classes=_verdict_class))
+        verdicts = comparison.verdict_texts()
+        if verdicts:
+            items = "".join(f"<li>{escape(text)}</li>" for text in verdicts)
+            parts.append(f'<ul class="verdicts">{items}</ul>')
+        allowed = comparison.allowed_texts()
+        if allowed:
+            parts.append(f"<p>Accepted differences: {escape('; '.join(allowed))}.</p>")
+    if comparison_png is not None:
+        labels = [c.label for c in comparisons]
+        parts.append(figure_html(COMPARISON_FIGURE, comparison_png, labels, 1))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _verdict_class(column: int, text: str) -> str:
+    """The verdict column's cells get their state as a class (``regressed``, ...)."""
+    return text.replace(" ", "-") if column == len(COMPARISON_HEADER) - 1 and text else ""

@@ -7,8 +7,15 @@ import dataclasses
 import io
 from collections.abc import Sequence
 
-from pytest_niah.measure.records import CaseResult, EffectiveLength
-from pytest_niah.report.terminal import length_columns
+from pytest_niah.measure.records import CaseResult
+from pytest_niah.report.comparison import ReportComparison
+from pytest_niah.report.escape import csv_cell, md_cell, md_text
+from pytest_niah.report.terminal import (
+    COMPARISON_TEXT_COLUMNS,
+    effective_length_text,
+    length_columns,
+    window_text,
+)
 from pytest_niah.results.niah_results import NiahResults
 
 
@@ -29,50 +36,99 @@ def length_cells(results: NiahResults, arm: str, scoring: str) -> tuple[list[str
     return header, body
 
 
-def effective_length_text(effective: EffectiveLength | None) -> str:
-    """One phrase for an effective context length (empty when it was not computed)."""
-    if effective is None:
-        return ""
-    if effective.length is None:
-        return "none (fails at the shortest length)"
-    return f"{effective.length} tokens"
-
-
-def markdown_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
+def markdown_table(
+    header: Sequence[str], body: Sequence[Sequence[str]], *, left: int = 0
+) -> list[str]:
     """A GitHub-flavoured markdown table whose columns line up in a terminal.
 
-    Every column holds numbers, so every column is right-aligned.
+    Every cell is escaped (:func:`~pytest_niah.report.escape.md_cell`): a ``|``, a line
+    break or markup in a cell stays text. The first ``left`` columns are left-aligned, the
+    others (numbers) right-aligned.
     """
-    cells = [[_escape_cell(c) for c in line] for line in [header, *body]]
+    cells = [[md_cell(c) for c in line] for line in [header, *body]]
     widths = [max(3, *(len(line[i]) for line in cells)) for i in range(len(header))]
-    rule = ["-" * (w - 1) + ":" for w in widths]
+    rule = [":" + "-" * (w - 1) if i < left else "-" * (w - 1) + ":" for i, w in enumerate(widths)]
 
     def line(parts: Sequence[str]) -> str:
-        return "| " + " | ".join(p.rjust(w) for p, w in zip(parts, widths, strict=True)) + " |"
+        padded = (
+            p.ljust(w) if i < left else p.rjust(w)
+            for i, (p, w) in enumerate(zip(parts, widths, strict=True))
+        )
+        return "| " + " | ".join(padded) + " |"
 
     return [line(cells[0]), line(rule), *(line(row) for row in cells[1:])]
 
 
-def summary_markdown(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
-    """The report's markdown summary: a section per model, a table per arm and scoring.
+def summary_markdown(
+    results: Sequence[NiahResults],
+    labels: Sequence[str],
+    comparisons: Sequence[ReportComparison] = (),
+    *,
+    collapse: bool | None = None,
+) -> str:
+    """The report's markdown summary: comparisons first, then a section per model.
+
+    Fit for ``summary.md``, the GitHub step summary and a pull-request comment: every text
+    that came from the user is escaped, and with ``collapse`` the per-length tables sit in
+    collapsed ``<details>`` blocks below the comparison tables.
 
     Args:
         results: One results object per model.
         labels: The display name of each, same order.
+        comparisons: Each model's comparison with its baseline, if any.
+        collapse: Put each model's per-length tables in a ``<details>`` block; ``None``
+            collapses them when there are comparisons (then the headline).
 
     Returns:
         Markdown text ending in a newline.
     """
+    fold = bool(comparisons) if collapse is None else collapse
     lines = ["# pytest-niah report", ""]
+    for comparison in comparisons:
+        lines += comparison_markdown(comparison)
     for label, result in zip(labels, results, strict=True):
-        lines += _model_section(label, result)
+        lines += _model_section(label, result, collapse=fold)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def comparison_markdown(comparison: ReportComparison, level: int = 2) -> list[str]:
+    """A comparison as markdown lines: heading, pairing, table, verdicts, accepted differences.
+
+    The table has the terminal comparison table's columns (arm, scoring, length, cells,
+    metric, baseline, current, change, 95% CI, verdict).
+    """
+    header, body = comparison.cells()
+    lines = [f"{'#' * level} Comparison: {md_text(comparison.title)}", ""]
+    lines += [md_text(comparison.paired_text()), ""]
+    counts = comparison.counts_text()
+    if counts:
+        lines += [md_text(counts), ""]
+    lines += markdown_table(header, body, left=COMPARISON_TEXT_COLUMNS)
+    lines.append("")
+    verdicts = comparison.verdict_texts()
+    allowed = comparison.allowed_texts()
+    if verdicts:
+        lines += [f"- {md_text(text)}" for text in verdicts] + [""]
+    if allowed:
+        lines += [f"Accepted differences: {md_text('; '.join(allowed))}.", ""]
+    return lines
+
+
+def step_summary_markdown(
+    results: Sequence[NiahResults],
+    labels: Sequence[str],
+    comparisons: Sequence[ReportComparison] = (),
+) -> str:
+    """The text for the GitHub step summary: :func:`summary_markdown`, as summary.md has it."""
+    return summary_markdown(results, labels, comparisons)
 
 
 def cases_csv(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
     """Every case of every model as CSV: a ``model`` column, then the ``CaseResult`` fields.
 
-    Floats keep full precision (``repr``); a missing ``problem`` is an empty cell.
+    Floats keep full precision (``repr``); a missing ``problem`` is an empty cell. Text
+    cells that a spreadsheet would run as a formula get a leading ``'``
+    (:func:`~pytest_niah.report.escape.csv_cell`); numbers stay numbers.
     """
     fields = [f.name for f in dataclasses.fields(CaseResult)]
     buffer = io.StringIO()
@@ -80,37 +136,32 @@ def cases_csv(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
     writer.writerow(["model", *fields])
     for label, result in zip(labels, results, strict=True):
         for case in result.cases:
-            writer.writerow([label, *(getattr(case, name) for name in fields)])
+            row = [label, *(getattr(case, name) for name in fields)]
+            writer.writerow([csv_cell(value) for value in row])
     return buffer.getvalue()
 
 
-def _model_section(label: str, results: NiahResults) -> list[str]:
+def _model_section(label: str, results: NiahResults, *, collapse: bool = False) -> list[str]:
     config = results.config
     lines = [
-        f"## {label}",
+        f"## {md_text(label)}",
         "",
-        f"Model `{results.model.name}` (fingerprint `{results.model.fingerprint[:12]}`), "
-        f"{window_text(results)}; seed {config.seed}, {config.positions} positions, "
-        f"orders {', '.join(config.orders)}.",
+        f"Model {md_text(results.model.name)} (fingerprint "
+        f"{md_text(results.model.fingerprint[:12])}), {window_text(results)}; seed "
+        f"{config.seed}, {config.positions} positions, orders "
+        f"{md_text(', '.join(config.orders))}.",
         "",
     ]
+    if collapse:
+        lines += ["<details><summary>Per-length tables</summary>", ""]
     for arm, scoring in results.variants:
         header, body = length_cells(results, arm, scoring)
-        lines += [f"### {label}: arm {arm}, scoring {scoring}", ""]
+        lines += [f"### {md_text(label)}: arm {md_text(arm)}, scoring {md_text(scoring)}", ""]
         lines += markdown_table(header, body)
         effective = effective_length_text(results.effective_length(arm, scoring))
         if effective:
             lines += ["", f"Effective length: {effective}."]
         lines.append("")
+    if collapse:
+        lines += ["</details>", ""]
     return lines
-
-
-def window_text(results: NiahResults) -> str:
-    """How much of a haystack the model reads, as a phrase."""
-    window = results.model.max_tokens
-    return "reads every token" if window is None else f"reads {window} tokens"
-
-
-def _escape_cell(text: str) -> str:
-    # A bare pipe would end the cell early in GitHub's renderer.
-    return text.replace("|", "\\|")

@@ -1,29 +1,34 @@
-"""Plain-text tables of per-length metrics, for the terminal summary."""
+"""Plain-text tables and lines for the terminal summary (at most 120 columns).
+
+The per-length columns are shared with the markdown and HTML reports
+(:func:`length_columns`); long explanations (a gate's numbers, what would resolve an
+inconclusive verdict) go on their own lines below a table, never into it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterable, Sequence
 
 from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.display import fmt, signed
-from pytest_niah.measure.records import MetricRow, RetrievalRow
-from pytest_niah.results.compare import Comparison, metric_digits
+from pytest_niah.measure.metrics import NORMALIZED_FLOOR
+from pytest_niah.measure.records import EffectiveLength, MetricRow, RetrievalRow
+from pytest_niah.measure.verdicts import Verdict
+from pytest_niah.results.compare import Comparison
 from pytest_niah.results.niah_results import NiahResults
 
 Cell = Callable[[MetricRow], str]
+WIDTH = 120
+
+
+def metric_digits(metric: str) -> int:
+    """Decimals a metric is shown with (separations are small cosine differences)."""
+    return 4 if metric == "separation" else 3
 
 
 def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[str, Cell]]:
-    """The per-length columns of one arm and scoring (terminal table and report share them).
-
-    Args:
-        results: The results to read intervals and retrieval rows from.
-        arm: The arm of the rows the cells will format.
-        scoring: The scoring of those rows.
-
-    Returns:
-        ``(header, cell)`` pairs; ``cell`` formats one per-length row.
-    """
+    """The per-length columns of one arm and scoring (terminal table and reports share them)."""
     retrieval = {r.length: r for r in results.retrieval if (r.arm, r.scoring) == (arm, scoring)}
 
     def auc_cell(row: MetricRow) -> str:
@@ -32,12 +37,13 @@ def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[s
             return fmt(row.auc)
         return f"{fmt(row.auc)} [{fmt(interval.low, 2)},{fmt(interval.high, 2)}]"
 
-    def retrieved(row: MetricRow, field: str) -> str:
+    def retrieved(row: MetricRow, name: str) -> str:
         found: RetrievalRow | None = retrieval.get(row.length)
-        return fmt(None if found is None else getattr(found, field))
+        return fmt(None if found is None else getattr(found, name))
 
+    past = past_window(results, scoring)
     return [
-        ("length", lambda r: f"{r.length}"),
+        ("length", lambda r: f"{r.length}{PAST_WINDOW if r.length in past else ''}"),
         ("norm.sim", lambda r: fmt(r.normalized)),
         ("ratio", lambda r: fmt(r.comparative_ratio)),
         ("AUC [95% CI]", auc_cell),
@@ -51,6 +57,33 @@ def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[s
     ]
 
 
+PAST_WINDOW = "*"
+
+
+def past_window(results: NiahResults, scoring: str) -> list[int]:
+    """Lengths whose whole haystack is longer than the model reads (marked in tables).
+
+    Chunked scoring embeds chunks that fit the window, so nothing is past it there.
+    """
+    window = results.model.max_tokens
+    if window is None or scoring != "whole":
+        return []
+    return [n for n in results.config.lengths if n > window]
+
+
+def aligned(header: Sequence[str], body: Iterable[Sequence[str]], *, left: int = 0) -> list[str]:
+    """Columns joined by two spaces; the first ``left`` columns left-aligned, the rest right."""
+    rows = [list(header), *(list(r) for r in body)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return [
+        "  ".join(
+            cell.ljust(w) if i < left else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
+
+
 def length_table(
     results: NiahResults,
     arm: str,
@@ -61,54 +94,144 @@ def length_table(
     columns: list[tuple[str, Cell]] = length_columns(results, arm, scoring)
     if gate is not None:
         columns.append(("gate", gate))
-    header = [name for name, _ in columns]
-    body = [[cell(r) for _, cell in columns] for r in results.rows("length", arm, scoring)]
-    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    return [
-        "  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True))
-        for line in [header, *body]
-    ]
+    rows = results.rows("length", arm, scoring)
+    return aligned([n for n, _ in columns], ([cell(r) for _, cell in columns] for r in rows))
+
+
+def window_text(results: NiahResults) -> str:
+    """How much of a haystack the model reads, as a phrase."""
+    window = results.model.max_tokens
+    return "reads every token" if window is None else f"reads {window} tokens"
+
+
+def effective_length_text(effective: EffectiveLength | None) -> str:
+    """One phrase for an effective context length (empty when it was not computed)."""
+    if effective is None:
+        return ""
+    if effective.length is None:
+        return "below the shortest length"
+    return f"{effective.length} tokens"
 
 
 def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") -> str:
     """One line naming the model, arm, scoring, the model's window and the effective length."""
-    window = results.model.max_tokens
-    seen = "reads every token" if window is None else f"reads {window} tokens"
-    effective = results.effective_length(arm, scoring)
-    if effective is None:
-        eff = ""
-    elif effective.length is None:
-        eff = ", effective length: none (fails at the shortest length)"
+    name = "" if results.model.name == label else f" ({results.model.name})"
+    effective = effective_length_text(results.effective_length(arm, scoring))
+    eff = f", effective length {effective}" if effective else ""
+    return f"{label}{name}, arm {arm}, scoring {scoring}: {window_text(results)}{eff}"
+
+
+def verdict_message(what: str, verdict: Verdict) -> str:
+    """One line for a gate's verdict: numbers, interval, MDE, and how to resolve it."""
+    label = METRIC_LABELS.get(verdict.metric, verdict.metric)
+    digits = metric_digits(verdict.metric)
+    interval = (
+        f" [{fmt(verdict.low, digits)}, {fmt(verdict.high, digits)}]"
+        if math.isfinite(verdict.low)
+        else ""
+    )
+    if verdict.kind == "comparison":
+        numbers = (
+            f"{label} changed {signed(verdict.point, digits)}{interval}, allowed drop "
+            f"{fmt(verdict.limit, digits)}"
+        )
     else:
-        eff = f", effective length {effective.length}"
-    return f"{label} ({results.model.name}), arm {arm}, scoring {scoring}: {seen}{eff}"
+        numbers = f"{label} {fmt(verdict.point, digits)}{interval}, threshold {verdict.limit:g}"
+    mde = (
+        f"; MDE {fmt(verdict.mde, digits)} at {verdict.groups} groups"
+        if math.isfinite(verdict.mde)
+        else ""
+    )
+    extra = ""
+    if verdict.state == "inconclusive":
+        extra = (
+            f" ({verdict.reason}; {verdict.resolve})" if verdict.resolve else f" ({verdict.reason})"
+        )
+    elif verdict.reason:
+        extra = f" ({verdict.reason})"
+    return f"{what}: {numbers}{mde}: {verdict.state}{extra}"
 
 
-def comparison_table(comparison: Comparison) -> list[str]:
-    """Aligned lines for the terminal: a header, then one row per delta."""
-    header = ["arm", "scoring", "length", "metric", "baseline", "current", "delta", "95% CI"]
+def notes(results: NiahResults, arm: str, scoring: str) -> list[str]:
+    """Lines below a table: unread cases, cases left out of normalized similarity, repeats."""
+    rows = results.rows("length", arm, scoring)
+    lines = []
+    past = past_window(results, scoring)
+    if past:
+        lines.append(
+            f"  note: {PAST_WINDOW} past the window: at {', '.join(map(str, past))} tokens the "
+            f"model reads only the first {results.model.max_tokens} tokens of each haystack"
+        )
+    unread = sum(r.unread for r in rows)
+    if unread:
+        total = sum(r.n_cases - r.duplicates - r.invalid for r in rows)
+        lines.append(
+            f"  note: {unread} of {total} cases are unread (the needle lies past what the model "
+            "reads): each counts one half in ratio and AUC"
+        )
+    excluded = sum(r.norm_excluded for r in rows)
+    if excluded:
+        lines.append(
+            f"  note: normalized similarity leaves out {excluded} cases whose needle alone scores "
+            f"below {NORMALIZED_FLOOR:g} against its question"
+        )
+    duplicates = sum(r.duplicates for r in rows)
+    if duplicates:
+        lines.append(
+            f"  note: {duplicates} cases repeat another position's haystack and are not counted"
+        )
+    return lines
+
+
+COMPARISON_HEADER = (
+    "arm",
+    "scoring",
+    "length",
+    "cells",
+    "metric",
+    "baseline",
+    "current",
+    "change",
+    "95% CI",
+    "verdict",
+)
+# The text columns of the comparison table (arm, scoring, length, cells, metric) come first.
+COMPARISON_TEXT_COLUMNS = 5
+
+
+def comparison_cells(
+    comparison: Comparison, allowances: Sequence[object] = ()
+) -> tuple[list[str], list[list[str]]]:
+    """The comparison table as a header and formatted rows, one per delta.
+
+    Shared by the terminal (:func:`comparison_table`), summary.md and report.html. The
+    verdict column is filled for the metrics ``allowances`` gate and empty for the others.
+    """
+    from pytest_niah.config.parsers import Allowance
+
+    gated = {a.metric: a for a in allowances if isinstance(a, Allowance)}
     body = []
     for d in comparison.deltas:
         digits = metric_digits(d.metric)
-        ci = f"[{signed(d.low, digits - 1)}, {signed(d.high, digits - 1)}]"
+        allowance = gated.get(d.metric)
         body.append(
             [
                 d.arm,
                 d.scoring,
                 str(d.length),
-                METRIC_LABELS[d.metric],
+                str(d.cells),
+                METRIC_LABELS.get(d.metric, d.metric),
                 fmt(d.baseline, digits),
                 fmt(d.current, digits),
                 signed(d.delta, digits),
-                ci,
+                f"[{signed(d.low, digits - 1)}, {signed(d.high, digits - 1)}]",
+                d.verdict(allowance).state if allowance is not None else "",
             ]
         )
-    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    text_columns = 4  # arm, scoring, length, metric read left to right; numbers align right
-    return [
-        "  ".join(
-            cell.ljust(w) if i < text_columns else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(line, widths, strict=True))
-        ).rstrip()
-        for line in [header, *body]
-    ]
+    return list(COMPARISON_HEADER), body
+
+
+def comparison_table(comparison: Comparison, allowances: Sequence[object] = ()) -> list[str]:
+    """Aligned lines: one row per delta (paired cells, interval, verdict where gated)."""
+    header, body = comparison_cells(comparison, allowances)
+    return aligned(header, body, left=COMPARISON_TEXT_COLUMNS)

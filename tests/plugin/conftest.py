@@ -39,10 +39,14 @@ GRID: dict[str, str] = {
 }
 # "LABEL (MODEL), arm ARM[, scoring SCORING]: ..." -- one title line per table.
 TITLE = re.compile(
-    r"^(?P<label>\S+) \((?P<model>.*?)\), arm (?P<arm>[\w-]+)(?:, scoring (?P<scoring>[\w-]+))?[:,]"
+    r"^(?P<label>\S+)(?: \((?P<model>.*?)\))?, arm (?P<arm>[\w-]+)"
+    r"(?:, scoring (?P<scoring>[\w-]+))?[:,]"
 )
 # Cells are right-aligned and joined by two spaces; a cell itself has single spaces at most.
 CELL_GAP = re.compile(r"\s{2,}")
+# Below a table: "  note: TEXT" and, per gate that did not pass, "  L<length> FAIL|WARN MESSAGE".
+NOTE = re.compile(r"  note: (.+)")
+DETAIL = re.compile(r"  L(\d+) (FAIL|WARN) (.+)")
 
 
 @dataclass
@@ -122,8 +126,11 @@ class Niah:
     def tables(self, result: pytest.RunResult, label: str | None = None) -> dict[str, dict]:
         """One model's summary tables, keyed by arm (``arm/scoring`` beside whole scoring).
 
-        Returns ``{arm: {"title": line, "header": [col, ...], "rows": {length: {col: cell}}}}``;
-        a column is named by the first word of its header (``AUC [95% CI]`` is ``AUC``).
+        Returns ``{arm: {"title": line, "header": [col, ...], "rows": {length: {col: cell}},
+        "notes": [text, ...], "details": {length: [(outcome, message), ...]}}}``; a column is
+        named by the first word of its header (``AUC [95% CI]`` is ``AUC``); ``notes`` are the
+        ``  note: ...`` lines below the table and ``details`` its ``  L<length> FAIL|WARN ...``
+        gate lines.
         """
         label = label or self.label
         lines = result.outlines
@@ -142,14 +149,29 @@ class Niah:
                 key = title.group("arm")
                 if title.group("scoring") not in (None, "whole"):
                     key += "/" + title.group("scoring")
-                current = tables[key] = {"title": line, "header": None, "rows": {}}
+                current = tables[key] = {
+                    "title": line,
+                    "header": None,
+                    "rows": {},
+                    "notes": [],
+                    "details": {},
+                }
             elif current is not None and line.startswith("  "):
+                if note := NOTE.fullmatch(line):
+                    current["notes"].append(note.group(1))
+                    continue
+                if detail := DETAIL.fullmatch(line):
+                    length, outcome, message = detail.groups()
+                    current["details"].setdefault(int(length), []).append((outcome, message))
+                    continue
                 cells = CELL_GAP.split(line.strip())
                 if current["header"] is None:
                     current["header"] = [name.split()[0] for name in cells]
                 else:
                     row = dict(zip(current["header"], cells, strict=True))
-                    current["rows"][int(row["length"])] = row
+                    current["rows"][int(row["length"].rstrip("*"))] = row
+            else:
+                current = None  # what the run did, or a comparison: no table line
         return tables
 
     def gates(self, result: pytest.RunResult, arm: str, label: str | None = None) -> dict[int, str]:
@@ -157,6 +179,46 @@ class Niah:
         return {
             length: row["gate"] for length, row in self.tables(result, label)[arm]["rows"].items()
         }
+
+    def details(
+        self, result: pytest.RunResult, arm: str, label: str | None = None
+    ) -> dict[int, list[tuple[str, str]]]:
+        """{length: [(FAIL|WARN, message), ...]}: the gate lines below one arm's table."""
+        return self.tables(result, label)[arm]["details"]
+
+    @staticmethod
+    def gate_failures(result: pytest.RunResult) -> dict[str, list[str]]:
+        """{gate id: the lines of its failure}: ``model ..., length N:`` then one per gate."""
+        out: dict[str, list[str]] = {}
+        current: list[str] | None = None
+        for line in result.outlines:
+            if match := re.fullmatch(r"_+ test_gate\[(.+)\] _+", line):
+                current = out[match.group(1)] = []
+            elif current is not None:
+                if line.startswith(("_", "=")) or not line.strip():
+                    current = None
+                else:
+                    current.append(line)
+        return out
+
+    @staticmethod
+    def stopped(result: pytest.RunResult, label: str) -> str:
+        """The one cause of a run stopped before its first test; checks how it stopped.
+
+        The run exits with a usage error (4), runs no test, prints no summary, names the model
+        once and says how to fix the problem. Returns the text after ``could not run 'LABEL': ``.
+        """
+        out = result.stdout.str() + result.stderr.str()
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, out
+        prefix = f"pytest-niah could not run {label!r}: "
+        assert out.count("pytest-niah could not run") == 1, out
+        line = next(line for line in result.outlines + result.errlines if prefix in line)
+        cause = line.split(prefix, 1)[1].removesuffix(" !")
+        assert ". Fix: " in cause or ": Fix: " in cause, cause
+        assert re.search(r"=+ no tests ran in [\d.]+s", result.stdout.str()), out
+        assert "pytest-niah: " + label not in result.stdout.str(), "no summary after a stop"
+        assert "Traceback" not in out
+        return cause
 
     @staticmethod
     def without_comparisons(result: pytest.RunResult) -> SimpleNamespace:

@@ -106,3 +106,14 @@ def test_full_default_grid_collects_fast_without_heavy_imports(niah):
     assert collected is not None
     assert int(collected.group(1)) == len(ids)
     assert (niah.pytester.path / "heavy_modules.json").read_text() == "[]"
+
+
+def test_a_node_id_pasted_from_the_output_runs_exactly_that_case(niah):
+    listed = niah.run("--collect-only", "-q").outlines
+    case = next(line for line in listed if "test_needle[" in line and "literal" in line)
+    assert case.startswith("test_niah.py::")
+    result = niah.run(case, "-v")
+    result.assert_outcomes(passed=1)
+    assert f"::{case.split('::', 1)[1]} PASSED" in result.stdout.str()
+    gate = next(line for line in listed if "test_gate[" in line)
+    niah.run(gate).assert_outcomes(passed=1)

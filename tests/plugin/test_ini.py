@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 INI = {
     "niah_lengths": "128",
     "niah_positions": "2",
@@ -47,9 +49,32 @@ def test_command_line_overrides_ini(niah):
 def test_ini_gates_and_strict_apply_to_the_run(niah):
     niah.pytester.makeini("[pytest]\nniah_min_auc = 128=0.9\nniah_strict = true\n")
     result = niah.run("--niah-groups=dietary-01", "--niah-positions=1")
-    # strict: the 4 one-hop misses fail; the gate at 128 fails on AUC 0.5 < 0.9.
+    # strict: the 4 one-hop misses fail; the gate at 128 fails on its AUC near 0.5 < 0.9.
     result.assert_outcomes(passed=4 + 3, failed=4 + 1)
-    assert niah.gates(result, "onehop") == {128: "FAIL: AUC 0.500 < 0.9", 256: "-"}
+    assert niah.gates(result, "onehop") == {128: "FAIL", 256: "-"}
+    # One group gives no interval: the verdict is inconclusive, so (policy auto) the gate
+    # fails where the point misses the threshold and warns where it meets it.
+    assert niah.gates(result, "literal") == {128: "warn", 256: "-"}
+    no_interval = (
+        ": inconclusive (no interval (bootstrap off, or fewer than two needle groups); turn the "
+        "bootstrap on (--niah-bootstrap) and use two or more needle groups)"
+    )
+    assert niah.details(result, "literal") == {
+        128: [("WARN", "--niah-min-auc: AUC 1.000, threshold 0.9" + no_interval)]
+    }
+    [(outcome, message)] = niah.details(result, "onehop")[128]
+    assert outcome == "FAIL"
+    assert re.fullmatch(
+        r"--niah-min-auc: AUC 0\.[0-4]\d\d, threshold 0\.9" + re.escape(no_interval), message
+    )
+    failed = {line.split()[1] for line in result.outlines if line.startswith("FAILED")}
+    assert failed == {
+        f"test_niah.py::test_needle[dietary-01-onehop-{order}-L128-p00]"
+        for order in ("default", "inverted")
+    } | {
+        f"test_niah.py::test_needle[dietary-01-onehop-{order}-L256-p00]"
+        for order in ("default", "inverted")
+    } | {"test_niah.py::test_gate[gate-onehop-L128]"}
 
 
 def test_help_lists_options_and_ini_keys(niah):

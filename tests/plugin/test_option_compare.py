@@ -11,6 +11,26 @@ from pytest_niah.results.storage import machine_info, run_key
 # The literal arm alone: every case passes, every metric is defined at both lengths.
 LITERAL = ("--niah-arms=literal",)
 ZERO = {"+0.000", "+0.0000"}
+HEADER = [
+    "arm",
+    "scoring",
+    "length",
+    "cells",
+    "metric",
+    "baseline",
+    "current",
+    "change",
+    "95% CI",
+    "verdict",
+]
+METRICS = {
+    "normalized similarity",
+    "comparative ratio",
+    "AUC",
+    "AUC (study)",
+    "separation",
+    "effect size",
+}
 
 
 def saved_file(niah, name: str, label: str | None = None):
@@ -23,7 +43,10 @@ def gates(niah, result: pytest.RunResult, arm: str, label: str | None = None) ->
 
 
 def comparison(result: pytest.RunResult, label: str) -> tuple[str, list[dict[str, str]]]:
-    """The baseline named by ``LABEL versus SOURCE:`` and the table rows under it."""
+    """The baseline named by ``LABEL versus SOURCE:`` and the table rows under it.
+
+    A row's verdict is empty for a metric no ``--niah-compare-fail`` expression gates.
+    """
     lines = result.outlines
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{label} versus "))
     source = lines[start].removeprefix(f"{label} versus ").removesuffix(":")
@@ -32,21 +55,12 @@ def comparison(result: pytest.RunResult, label: str) -> tuple[str, list[dict[str
         if not line.startswith("  "):
             break
         table.append(line.strip())
-    header = re.split(r"\s{2,}", table[0])
-    assert header == [
-        "arm",
-        "scoring",
-        "length",
-        "metric",
-        "baseline",
-        "current",
-        "delta",
-        "95% CI",
-    ]
+    assert re.split(r"\s{2,}", table[0]) == HEADER
     rows = []
     for line in table[1:]:
         cells = re.split(r"\s{2,}", line)
-        rows.append(dict(zip(header, cells, strict=True)))
+        cells += [""] * (len(HEADER) - len(cells))
+        rows.append(dict(zip(HEADER, cells, strict=True)))
     return source, rows
 
 
@@ -87,24 +101,31 @@ def test_run_compared_with_itself_by_name_passes_with_zero_deltas(niah):
     assert gates(niah, result, "onehop") == {128: "pass", 256: "pass"}
     source, rows = comparison(result, niah.label)
     assert source == str(saved_file(niah, "base"))
-    # One row per arm, scoring, length and metric.
-    assert len(rows) == 2 * 2 * 5
+    # One row per arm, scoring, length and metric, each on every paired cell.
+    assert len(rows) == 2 * 2 * len(METRICS)
     assert {(r["arm"], r["scoring"], r["length"]) for r in rows} == {
         (arm, "whole", length) for arm in ("literal", "onehop") for length in ("128", "256")
     }
-    assert {r["metric"] for r in rows} == {
-        "normalized similarity",
-        "comparative ratio",
-        "AUC",
-        "separation",
-        "effect size",
-    }
+    assert {r["metric"] for r in rows} == METRICS
+    assert {r["cells"] for r in rows} == {str(2 * 2 * 3)}  # groups x orders x positions
     for row in rows:
         assert row["baseline"] == row["current"], row
         if row["baseline"] != "nan":
-            assert row["delta"] in ZERO, row
+            assert row["change"] in ZERO, row
+            assert row["95% CI"] in ("[+0.00, +0.00]", "[+0.000, +0.000]"), row
+        # Only the gated metrics have a verdict: a change of zero is within any allowance.
+        gated = row["metric"] in ("AUC", "comparative ratio")
+        assert row["verdict"] == ("within allowance" if gated else ""), row
     auc = next(r for r in rows if (r["arm"], r["length"], r["metric"]) == ("literal", "128", "AUC"))
-    assert (auc["baseline"], auc["delta"]) == ("1.000", "+0.000")
+    assert (auc["baseline"], auc["change"]) == (
+        gates_table_auc(niah, result, "literal", 128),
+        "+0.000",
+    )
+
+
+def gates_table_auc(niah, result: pytest.RunResult, arm: str, length: int) -> str:
+    """The AUC point of the summary table (without its interval)."""
+    return niah.tables(niah.without_comparisons(result))[arm]["rows"][length]["AUC"].split()[0]
 
 
 def test_compare_by_path_of_a_saved_run(niah):
@@ -114,7 +135,10 @@ def test_compare_by_path_of_a_saved_run(niah):
     result.assert_outcomes(passed=niah.n_cases // 2 + 2)
     source, rows = comparison(result, niah.label)
     assert source == str(path)
-    assert {r["delta"] for r in rows} <= ZERO
+    assert {r["change"] for r in rows} <= ZERO
+    # An allowed drop of 0 holds an unchanged metric.
+    assert {r["verdict"] for r in rows if r["metric"] == "AUC"} == {"within allowance"}
+    assert gates(niah, result, "literal") == {128: "pass", 256: "pass"}
 
 
 def test_compare_by_path_of_a_plain_json_file(niah):
@@ -123,8 +147,8 @@ def test_compare_by_path_of_a_plain_json_file(niah):
     result.assert_outcomes(passed=niah.n_cases // 2 + 2)
     source, rows = comparison(result, niah.label)
     assert source == "out/results.json"
-    assert len(rows) == 2 * 5
-    assert {r["delta"] for r in rows} <= ZERO
+    assert len(rows) == 2 * len(METRICS)
+    assert {r["change"] for r in rows} <= ZERO
 
 
 def test_without_a_fail_expression_the_gates_stay_ungated(niah):
@@ -132,16 +156,78 @@ def test_without_a_fail_expression_the_gates_stay_ungated(niah):
     result = niah.run(*LITERAL, "--niah-compare=base")
     result.assert_outcomes(passed=niah.n_cases // 2 + 2)
     assert gates(niah, result, "literal") == {128: "-", 256: "-"}
-    assert comparison(result, niah.label)[1]
+    rows = comparison(result, niah.label)[1]
+    assert len(rows) == 2 * len(METRICS)
+    assert {r["verdict"] for r in rows} == {""}
 
 
-def test_only_the_cells_both_runs_measured_are_compared(niah):
+def test_a_baseline_of_another_grid_is_refused_naming_both_values(niah):
     niah.run(*LITERAL, "--niah-lengths=128", "--niah-save=short")
     result = niah.run(*LITERAL, "--niah-compare=short", "--niah-compare-fail=auc:0.02")
-    result.assert_outcomes(passed=niah.n_cases // 2 + 2)
+    cause = niah.stopped(result, niah.label)
+    assert cause == (
+        f"--niah-compare: the baseline ({saved_file(niah, 'short')}) measured something else: "
+        "lengths: [128, 256] here, [128] in the baseline. Fix: compare with a run of the same "
+        "grid, or accept the difference with --niah-compare-allow=lengths"
+    )
+    assert not list(niah.pytester.path.rglob("report.html"))
+
+
+def test_a_baseline_of_another_seed_is_refused(niah):
+    niah.run(*LITERAL, "--niah-seed=7", "--niah-save=seven")
+    result = niah.run(*LITERAL, "--niah-compare=seven")
+    cause = niah.stopped(result, niah.label)
+    assert "measured something else: seed: 42 here, 7 in the baseline." in cause
+    assert cause.endswith("--niah-compare-allow=seed")
+    # Several differences are all listed, and the fix allows them all.
+    result = niah.run(*LITERAL, "--niah-compare=seven", "--niah-positions=2")
+    cause = niah.stopped(result, niah.label)
+    assert "seed: 42 here, 7 in the baseline; positions: 2 here, 3 in the baseline." in cause
+    assert cause.endswith("--niah-compare-allow=seed,positions")
+    # Allowing one of them is not enough.
+    result = niah.run(
+        *LITERAL, "--niah-compare=seven", "--niah-positions=2", "--niah-compare-allow=seed"
+    )
+    cause = niah.stopped(result, niah.label)
+    assert "seed:" not in cause
+    assert cause.endswith("--niah-compare-allow=positions")
+
+
+def test_an_allowed_difference_compares_the_cells_both_runs_measured(niah):
+    niah.run(*LITERAL, "--niah-lengths=128", "--niah-save=short")
+    result = niah.run(
+        *LITERAL,
+        "--niah-compare=short",
+        "--niah-compare-allow=lengths",
+        "--niah-compare-fail=auc:0.02",
+    )
     rows = comparison(result, niah.label)[1]
-    assert {r["length"] for r in rows} == {"128"}
-    assert gates(niah, result, "literal") == {128: "pass", 256: "pass"}
+    assert {(r["length"], r["cells"]) for r in rows} == {("128", "12")}
+    # TF-IDF fits its word weights on all of a run's documents, so the 256-token haystacks
+    # move the cosines at 128 a little; the ranks (ratio, AUC) stay.
+    ranks = {r["metric"]: r["change"] for r in rows if r["metric"] in ("AUC", "comparative ratio")}
+    assert ranks == {"AUC": "+0.000", "comparative ratio": "+0.000"}
+    # 256 tokens has no paired cell: its gate cannot tell, and never passes by default.
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=niah.n_cases // 2 + 1, failed=1)
+    assert gates(niah, result, "literal") == {128: "pass", 256: "FAIL"}
+    [(outcome, message)] = niah.details(niah.without_comparisons(result), "literal")[256]
+    assert outcome == "FAIL"
+    assert message == (
+        "--niah-compare-fail: AUC changed nan, allowed drop 0.020: inconclusive (no cell of this "
+        "arm, scoring and length is paired with the baseline; compare with a baseline that "
+        "measured it)"
+    )
+    # Telling an inconclusive verdict to pass lets it pass.
+    allowed = niah.run(
+        *LITERAL,
+        "--niah-compare=short",
+        "--niah-compare-allow=lengths",
+        "--niah-compare-fail=auc:0.02",
+        "--niah-inconclusive=pass",
+    )
+    assert allowed.ret == pytest.ExitCode.OK
+    assert gates(niah, allowed, "literal") == {128: "pass", 256: "pass"}
 
 
 def test_each_model_is_compared_with_its_own_run(niah):

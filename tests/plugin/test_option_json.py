@@ -6,6 +6,7 @@ import json
 import math
 
 from pytest_niah.results.niah_results import NiahResults
+from pytest_niah.results.schema import ResultsDocument, validate
 
 
 def _cell(value: float, digits: int = 3) -> str:
@@ -17,7 +18,8 @@ def test_file_is_written_and_reads_back(niah):
     result.assert_outcomes(passed=niah.n_cases // 2 + niah.n_gates, xfailed=niah.n_cases // 2)
     path = niah.pytester.path / "out" / "results.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
+    validate(ResultsDocument, path.read_bytes(), str(path))  # the published JSON schema
     results = NiahResults.load(path)
     assert results.model.name == "lexical:tfidf"
     assert results.config.lengths == (128, 256)

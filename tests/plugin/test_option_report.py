@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 
@@ -61,6 +62,7 @@ def test_report_with_a_baseline_holds_both_labels(niah):
         "summary.md",
         "results.lexical-tfidf.json",
         "results.lexical-tfidf_base.json",
+        "comparison.json",
     }
     current = NiahResults.load(folder / "results.lexical-tfidf.json")
     baseline = NiahResults.load(folder / "results.lexical-tfidf_base.json")
@@ -73,6 +75,11 @@ def test_report_with_a_baseline_holds_both_labels(niah):
     assert len(rows) == 2 * (niah.n_cases // 2)
     html = read(folder / "report.html")
     assert "lexical-tfidf (base)" in html
+    # The comparison reaches every report, with its number of paired cells.
+    compared = json.loads(read(folder / "comparison.json"))
+    assert [c["label"] for c in compared["comparisons"]] == ["lexical-tfidf"]
+    assert "lexical-tfidf versus" in summary and "Paired on 24 cells" in summary
+    assert "lexical-tfidf versus" in html and "Paired on 24 cells" in html
 
 
 def test_report_with_a_json_baseline_is_named_after_the_file(niah):

@@ -61,15 +61,57 @@ def test_save_writes_a_run_under_the_rootdir(niah):
     assert results.to_json() == (niah.pytester.path / "plain.json").read_text(encoding="utf-8")
 
 
-def test_saving_a_name_again_replaces_the_run(niah):
+def test_saving_a_name_again_needs_save_overwrite(niah):
     niah.run(*LITERAL, "--niah-save=base").assert_outcomes(passed=niah.n_cases // 2 + 2)
-    niah.run(*LITERAL, "--niah-save=base", "--niah-seed=7").assert_outcomes(
-        passed=niah.n_cases // 2 + 2
-    )
     store = niah.pytester.path / ".niah" / "runs"
     path = saved_file(store, niah.label, "base")
+    refused = niah.run(*LITERAL, "--niah-save=base", "--niah-seed=7")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines([f"*run 'base' of model*exists already ({path})*"])
+    refused.stderr.fnmatch_lines(["*--niah-save-overwrite*"])
+    assert load_run(path)[1].config.seed != 7  # checked before the run: nothing was replaced
+    niah.run(
+        *LITERAL, "--niah-save=base", "--niah-seed=7", "--niah-save-overwrite"
+    ).assert_outcomes(passed=niah.n_cases // 2 + 2)
     assert store_files(store) == [path]
     assert load_run(path)[1].config.seed == 7
+
+
+def test_an_empty_save_name_is_a_usage_error_not_a_silent_skip(niah):
+    result = niah.run(*LITERAL, "--niah-save=")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--niah-save is empty*--niah-save=baseline*"])
+
+
+def test_the_summary_ends_with_the_files_written(niah):
+    result = niah.run(*LITERAL, "--niah-save=base", "--niah-json=out.json", "--niah-report=rep")
+    result.assert_outcomes(passed=niah.n_cases // 2 + 2)
+    lines = result.outlines
+    start = lines.index(next(line for line in lines if "pytest-niah: files written" in line))
+    listed = {Path(line) for line in lines[start + 1 :] if line.startswith("/")}
+    store = niah.pytester.path / ".niah" / "runs"
+    assert saved_file(store, niah.label, "base") in listed
+    assert niah.pytester.path / "out.json" in listed
+    assert niah.pytester.path / "rep" / "report.html" in listed
+    assert all(path.is_file() for path in listed)
+
+
+def test_compare_previous_takes_the_newest_earlier_run(niah):
+    niah.run(*LITERAL, "--niah-save=one", "--niah-seed=7")
+    niah.run(*LITERAL, "--niah-save=two")
+    result = niah.run(*LITERAL, "--niah-compare=previous", "--niah-save=three")
+    result.assert_outcomes(passed=niah.n_cases // 2 + 2)
+    store = niah.pytester.path / ".niah" / "runs"
+    result.stdout.fnmatch_lines([f"*versus {saved_file(store, niah.label, 'two')}*"])
+    # The run saved in this session is not its own "previous": the next run compares with it.
+    again = niah.run(*LITERAL, "--niah-compare=previous")
+    again.stdout.fnmatch_lines([f"*versus {saved_file(store, niah.label, 'three')}*"])
+
+
+def test_compare_previous_without_a_saved_run_is_a_usage_error(niah):
+    result = niah.run(*LITERAL, "--niah-compare=previous")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--niah-compare=previous: no run of model*--niah-save=NAME*"])
 
 
 def test_other_names_sit_beside_each_other(niah):

@@ -107,16 +107,24 @@ def test_gate_of_a_chunk_scoring_names_it(niah):
         "gate-onehop-chunk-max-L128",
         "gate-onehop-chunk-max-L256",
     }
-    result.stdout.fnmatch_lines(
-        [
-            "*model lexical-tfidf, arm onehop, scoring chunk-max, length 128: "
-            "comparative ratio 0.500 < 0.9*"
-        ]
+    message = (
+        "--niah-min-ratio: comparative ratio 0.500 [0.500, 0.500], threshold 0.9; MDE 0.000 at "
+        "2 groups: below threshold"
     )
+    failures = niah.gate_failures(result)
+    for length in (128, 256):
+        assert failures[f"gate-onehop-chunk-max-L{length}"] == [
+            f"model lexical-tfidf, arm onehop, scoring chunk-max, length {length}:",
+            f"  {message}",
+        ]
+        assert failures[f"gate-onehop-L{length}"][0] == (
+            f"model lexical-tfidf, arm onehop, scoring whole, length {length}:"
+        )
     assert niah.gates(result, "literal/chunk-max") == {128: "pass", 256: "pass"}
-    assert niah.gates(result, "onehop/chunk-max") == {
-        128: "FAIL: comparative ratio 0.500 < 0.9",
-        256: "FAIL: comparative ratio 0.500 < 0.9",
+    assert niah.gates(result, "onehop/chunk-max") == {128: "FAIL", 256: "FAIL"}
+    assert niah.details(result, "onehop/chunk-max") == {
+        128: [("FAIL", message)],
+        256: [("FAIL", message)],
     }
 
 

@@ -46,10 +46,29 @@ def test_update_writes_one_file_per_model_label(niah):
     ]
     text = path.read_text(encoding="utf-8")
     assert "# name: test_metric_table[lexical-tfidf]" in text
-    assert "'model': 'lexical:tfidf'" in text
+    # The metric table under the label only: no model name or path, so a candidate model
+    # can be checked against a snapshot taken with another one under the same label.
+    assert "'model'" not in text
+    assert "lexical:tfidf" not in text
     for arm in ("literal", "onehop"):
         assert f"'{arm}/whole': dict({{" in text
-    assert "'L128': dict({" in text
+    assert text.count("'L128': dict({") == 2
+    row = text.split("'onehop/whole': dict({")[1].split("}),")[0]
+    keys = re.findall(r"^\s+'(\w+)': ", row, flags=re.MULTILINE)
+    assert keys == [
+        "L128",
+        "auc",
+        "comparative_ratio",
+        "effect_size",
+        "found",
+        "missed",
+        "normalized",
+        "separation",
+        "truncated",
+        "unread",
+    ]
+    assert "'unread': 0," in row  # the lexical baseline reads every token
+    assert "'missed': 4," in row
     assert "'L256'" not in text
     assert "'normalized': 'nan'" in text  # onehop: the lexical query is empty
     # Three digits by default.

@@ -17,18 +17,40 @@ def test_packaged_minilm_runs_end_to_end(niah, monkeypatch):
         "--niah-groups=location-01",
         "--niah-arms=onehop",
         "--niah-device=cpu",
+        "--niah-json=r.json",
+        "-rx",
         "-p",
         "no:warnings",
         subprocess=True,
         timeout=300,
     )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    result.stdout.fnmatch_lines(
-        ["*packaged-minilm (packaged-minilm), arm onehop*: reads 254 tokens*"]
-    )
+    # The label is the model's name: the title does not repeat it.
+    result.stdout.fnmatch_lines(["packaged-minilm, arm onehop, scoring whole: reads 254 tokens*"])
     rows = niah.tables(result, "packaged-minilm")["onehop"]["rows"]
     assert sorted(rows) == [128, 512]
-    assert int(rows[128]["truncated"]) == 0
-    # At 512 tokens the needle at the end starts past the 254 tokens MiniLM reads.
-    assert int(rows[512]["truncated"]) >= 1
-    assert float(rows[128]["AUC"].split()[0]) > 0.5
+    assert (rows[128]["found"], rows[128]["missed"], rows[128]["truncated"]) == ("4", "0", "0")
+    assert rows[128]["ratio"] == "1.000"
+    # At 512 tokens the needle at the end starts past the 254 tokens MiniLM reads: the model
+    # reads exactly its control, so the case is unread (a tie, one half) and xfails.
+    results = niah.load("r.json")
+    unread = [c for c in results.cases if c.unread]
+    assert unread
+    assert {c.length for c in unread} == {512}
+    assert all(c.needle_offset >= 254 for c in unread)
+    assert all(c.cos_qh == c.control_score for c in unread)
+    assert int(rows[512]["truncated"]) == len(unread)
+    result.stdout.fnmatch_lines(
+        [
+            f"  note: {len(unread)} of 8 cases are unread (the needle lies past what the model "
+            "reads): each counts one half in ratio and AUC"
+        ]
+    )
+    for case in unread:
+        result.stdout.fnmatch_lines(
+            [
+                f"XFAIL test_niah.py::test_needle[[]{case.id}[]] - truncated: the needle starts "
+                f"at token {case.needle_offset}, past the 254 tokens packaged-minilm reads"
+            ]
+        )
+    result.assert_outcomes(passed=8 - len(unread) + 2, xfailed=len(unread))

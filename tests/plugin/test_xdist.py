@@ -35,6 +35,7 @@ def _run(niah, monkeypatch, workers: str, name: str):
         workers,
         f"--niah-json={name}.json",
         f"--basetemp={niah.pytester.path / ('tmp-' + name)}",
+        f"--niah-cache-dir={niah.pytester.path / ('cache-' + name)}",  # both compute afresh
         subprocess=True,
     )
     runs = log.read_text().splitlines() if log.exists() else []
@@ -58,11 +59,13 @@ def test_same_outcomes_and_bytes_with_and_without_workers(niah, monkeypatch):
     # The experiment ran once in each run, whatever the worker count ...
     assert len(serial_runs) == 1
     assert len(parallel_runs) == 1
-    # ... and left one shared results file.
-    shared = list((niah.pytester.path / "tmp-parallel").rglob("niah-lexical-tfidf-*.json"))
-    shared = [p for p in shared if not p.name.endswith(".embedding.json")]
-    assert len(shared) == 1
+    # ... and left one shared results file (and one note of how the run went).
+    shared = sorted((niah.pytester.path / "tmp-parallel").rglob("niah-lexical-tfidf-*.json"))
+    assert [p.name.endswith(".run.json") for p in shared] == [False, True]
     assert shared[0].read_bytes() == serial_bytes
+    for result in (serial, parallel):
+        assert "results reused" not in result.stdout.str()
+        result.stdout.fnmatch_lines(["150 texts embedded, 0 read from the cache (cache *)"])
 
     # Both summaries show the same table.
     assert niah.tables(serial) == niah.tables(parallel)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah import NiahConfig, run_experiment
+from pytest_niah import run_experiment
 from pytest_niah.measure.records import CaseResult
 from pytest_niah.report import (
     default_labels,
@@ -27,7 +27,7 @@ from pytest_niah.report.figures import (
 )
 from pytest_niah.report.html import render_html
 from pytest_niah.report.tables import cases_csv, length_cells, markdown_table, summary_markdown
-from pytest_niah.report.terminal import fmt, length_table
+from pytest_niah.report.terminal import effective_length_text, fmt, length_table
 from pytest_niah.results.niah_results import NiahResults
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -35,28 +35,9 @@ IMAGE = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
 FIGURE_IDS = [spec.id for spec in FIGURES]
 
 
-def small_config(corpus: Path, **changes: object) -> NiahConfig:
-    base = NiahConfig(
-        model="lexical:tfidf",
-        corpus=str(corpus),
-        lengths=(128, 512),
-        positions=3,
-        arms=("onehop", "literal"),
-        scoring=("whole", "chunk-max"),
-        bootstrap=50,
-        groups=("dietary", "location"),
-    )
-    return base.replace(**changes)
-
-
 @pytest.fixture(scope="module")
-def results(shared_corpus_dir: Path) -> NiahResults:
-    return run_experiment(small_config(shared_corpus_dir))
-
-
-@pytest.fixture(scope="module")
-def other(shared_corpus_dir: Path) -> NiahResults:
-    return run_experiment(small_config(shared_corpus_dir, seed=7, arms=("onehop",)))
+def other(small_config) -> NiahResults:
+    return run_experiment(small_config(seed=7, arms=("onehop",)))
 
 
 @pytest.fixture(scope="module")
@@ -147,13 +128,15 @@ def test_html_header_names_model_config_and_versions(
 def test_html_lists_effective_lengths(report: dict[str, Path], results: NiahResults) -> None:
     html = html_of(report)
     assert 'id="effective"' in html
+    assert results.effective_lengths
     for effective in results.effective_lengths:
         expected = (
-            "none (fails at the shortest length)"
+            "below the shortest length"
             if effective.length is None
             else f"{effective.length} tokens"
         )
-        assert expected in html
+        assert expected == effective_length_text(effective)
+        assert f"<td>{effective.arm}</td><td>{effective.scoring}</td><td>{expected}</td>" in html
 
 
 def test_html_escapes_text(results: NiahResults) -> None:
@@ -187,10 +170,13 @@ def test_figure_bytes_are_deterministic(results: NiahResults) -> None:
 
 
 def test_comparison_writes_one_results_file_per_model(
-    comparison: dict[str, Path], results: NiahResults, other: NiahResults
+    comparison: dict[str, Path], results: NiahResults, other: NiahResults, frozen
 ) -> None:
-    assert NiahResults.load(comparison["results.alpha-model.json"]) == results
-    assert NiahResults.load(comparison["results.beta-model.json"]) == other
+    # NaN scores never compare equal: compare the exact (frozen) forms, and the JSON text.
+    alpha = NiahResults.load(comparison["results.alpha-model.json"])
+    beta = NiahResults.load(comparison["results.beta-model.json"])
+    assert frozen(alpha) == frozen(results) and frozen(beta) == frozen(other)
+    assert alpha.to_json() == results.to_json() and beta.to_json() == other.to_json()
     assert "results.json" not in comparison
 
 
@@ -268,7 +254,12 @@ def test_summary_names_model_variants_and_effective_length(
     assert "## lexical:tfidf" in text
     for arm, scoring in results.variants:
         assert f"### lexical:tfidf: arm {arm}, scoring {scoring}" in text
-    assert "Effective length: none (fails at the shortest length)." in text
+    for arm, scoring in results.variants:
+        effective = effective_length_text(results.effective_length(arm, scoring))
+        assert effective
+        heading = f"### lexical:tfidf: arm {arm}, scoring {scoring}\n"
+        section = text.split(heading, 1)[1].split("###", 1)[0]
+        assert f"\nEffective length: {effective}.\n" in section
     row = results.row("literal", 512, "whole")
     assert fmt(row.normalized) in text
 
@@ -346,9 +337,15 @@ def test_default_labels_are_model_names_made_unique(results: NiahResults) -> Non
 
 def test_results_file_names_are_safe_and_distinct() -> None:
     assert results_file_names(["only"]) == ["results.json"]
-    names = results_file_names(["a:b", "a_b", "x/y z"])
-    assert len(set(names)) == 3
+    labels = ["a:b", "a_b", "x/y z", "a_b-2", "模型", "型号", ".", "..", "A", "a", "x" * 300]
+    names = results_file_names(labels)
+    assert len({n.lower() for n in names}) == len(labels)
     assert all(re.fullmatch(r"results\.[A-Za-z0-9._-]+\.json", n) for n in names)
+    assert all(".." not in n and "/" not in n and len(n) < 100 for n in names)
+    assert results_file_names(["alpha-model", "beta-model"]) == [
+        "results.alpha-model.json",
+        "results.beta-model.json",
+    ]
 
 
 @pytest.mark.parametrize(

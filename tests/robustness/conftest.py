@@ -1,9 +1,11 @@
 """Helpers of the robustness tests: bad inputs must stop a run with one clear message.
 
-Every bad input gets either a pytest usage error (exit code 4, ``ERROR: pytest-niah: ...``)
-or, when it can only be found while the experiment runs, a failure of every test whose
-message names the input and the fix -- never a traceback. The helpers here run pytest with
-pytest-niah inside a pytester folder and check exactly that.
+Every bad input gets a pytest usage error (exit code 4) before any test runs, never a
+traceback: ``ERROR: pytest-niah: ...`` when the option or file is checked at configure time,
+or, when it can only be found while the experiment runs (a model that will not load, a
+corpus that will not download, a damaged cache), one stop of the session before the first
+test -- ``pytest-niah could not run 'LABEL': <problem>. Fix: <hint>`` -- printed once. The
+helpers here run pytest with pytest-niah inside a pytester folder and check exactly that.
 
 Helpers are fixtures, not imports: every conftest.py of this repo is a module "conftest".
 """
@@ -20,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-# torch & co. are imported once by tests/conftest.py (pytester runs need that).
+# C extensions imported by in-process pytester runs are kept by tests/conftest.py; see
+# _sentence_transformers_imported_first below for the one import that must happen out here.
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
@@ -40,6 +43,8 @@ GRID: dict[str, str] = {
 }
 # A line of a pytest traceback entry ("path/file.py:12: ValueError"); warnings are indented.
 TRACEBACK_LOCATION = re.compile(r"^\S.*\.py:\d+: \w*(Error|Exception|Interrupt)\b")
+# A summary line that counts tests that ran ("3 passed", "1 failed, 4 xfailed").
+RAN = re.compile(r"\b\d+ (passed|failed|xfailed|xpassed|skipped|errors?)\b")
 SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")
 # Python's words between chained exceptions.
 CHAIN_MARKERS = (
@@ -134,20 +139,45 @@ class NiahRun:
         return err
 
     @staticmethod
-    def assert_run_error(result: pytest.RunResult, *fragments: str) -> dict[str, str]:
-        """Every test failed; each failure names every fragment; no traceback anywhere."""
-        assert result.ret == pytest.ExitCode.TESTS_FAILED, output_of(result)
-        outcomes = result.parseoutcomes()
-        assert outcomes.get("failed", 0) > 0, outcomes
-        for kind in ("passed", "xfailed", "skipped", "errors", "error"):
-            assert outcomes.get(kind, 0) == 0, outcomes
-        sections = failure_sections(result)
-        assert len(sections) == outcomes["failed"], (sections.keys(), outcomes)
-        for name, body in sections.items():
-            for fragment in fragments:
-                assert fragment in body, f"{fragment!r} not in the failure of {name}:\n{body}"
+    def assert_stopped(result: pytest.RunResult, label: str, *fragments: str) -> str:
+        """The session stopped once, before any test: exit code 4, one message naming
+        ``label``, every fragment and a fix; no test ran; no traceback, no exception chain.
+
+        Returns:
+            The message, from ``pytest-niah could not run`` to its end.
+        """
+        text = output_of(result)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, text
+        head = f"pytest-niah could not run {label!r}: "
+        assert text.count("pytest-niah could not run") == 1, f"not exactly one stop in:\n{text}"
+        # pytest prints "! _pytest.outcomes.Exit: <message> !"; the message may span lines.
+        found = re.search(re.escape(head) + r".*? !$", text, re.DOTALL | re.MULTILINE)
+        assert found is not None, f"no stop naming {label!r} in:\n{text}"
+        message = found.group(0).removesuffix(" !")
+        assert " Fix: " in message, f"no fix in:\n{message}"
+        for fragment in fragments:
+            assert fragment in message, f"{fragment!r} not in:\n{message}"
+        ran = RAN.search(text)
+        assert ran is None, f"tests ran ({ran.group(0)!r}) in:\n{text}"
+        assert not failure_sections(result), text
+        for marker in CHAIN_MARKERS:
+            assert marker not in text, text
         assert_no_traceback(result)
-        return sections
+        return message
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sentence_transformers_imported_first() -> None:
+    """Import sentence-transformers before any pytester fixture is set up.
+
+    On import it adds finders to ``sys.meta_path`` that serve its deprecated module paths
+    (``sentence_transformers.models``, which model folders' modules.json name). pytester
+    snapshots ``sys.meta_path`` when its fixture is set up and restores it at teardown and
+    after each in-process run, while tests/conftest.py keeps the installed modules: if the
+    first import happened after that snapshot, the finders were dropped and every later
+    model load in this process failed with "No module named 'sentence_transformers.models'".
+    """
+    import sentence_transformers  # noqa: F401
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@
 A real HTTP server on 127.0.0.1 (a thread of this test, shut down at teardown) plays
 raw.githubusercontent.com through NIAH_GUTENBERG_URL. It serves the shared books -- or
 wrong bytes, half a body, a reset connection, a 404 -- and every failure must stop the run
-with a message naming the book's URL and the fix, leaving no partial file in the cache.
+once, before any test (exit code 4), with a message naming the book's URL and the fix,
+leaving no partial file in the cache.
 """
 
 from __future__ import annotations
@@ -17,16 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.inputs.corpus import CorpusError, load_corpus
-
-try:
-    from pytest_niah.inputs.gutenberg import gutenberg_books
-except ImportError:  # pragma: no cover - before corpus.py was split
-    from pytest_niah.inputs.corpus import gutenberg_books  # type: ignore[attr-defined,no-redef]
+from pytest_niah.errors import CorpusError
+from pytest_niah.inputs.corpus import load_corpus
+from pytest_niah.inputs.gutenberg import gutenberg_books
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
 DOWNLOAD_FIX = "point --niah-corpus at that local folder"
+LEXICAL = "lexical-tfidf"  # the label of --niah-model=lexical:tfidf
 
 
 class BookServer(http.server.ThreadingHTTPServer):
@@ -131,26 +130,26 @@ FAULTS = {
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
-def test_bad_download_fails_the_run_with_one_message(niah_run, server, tmp_path, fault):
+def test_bad_download_stops_the_run_with_one_message(niah_run, server, tmp_path, fault):
     server.fault = fault
     result = niah_run.run("--niah-corpus=gutenberg")
-    niah_run.assert_run_error(
+    niah_run.assert_stopped(
         result,
-        "pytest-niah could not run 'lexical-tfidf'",
+        LEXICAL,
         first_url(server),
         *FAULTS[fault],
         "NIAH_GUTENBERG_URL",
         DOWNLOAD_FIX,
     )
     assert kept_files(book_folder(tmp_path)) == [], "a partial or wrong file was kept"
-    assert len(server.requests) == 1, "the run tried again in a later test"
+    assert len(server.requests) == 1, "the run tried the download more than once"
 
 
 @pytest.mark.parametrize("fault", ["flipped", "reset"])
 def test_bad_download_in_a_fresh_interpreter(niah_run, server, tmp_path, fault):
     server.fault = fault
     result = niah_run.run("--niah-corpus=gutenberg", subprocess=True)
-    niah_run.assert_run_error(result, first_url(server), DOWNLOAD_FIX)
+    niah_run.assert_stopped(result, LEXICAL, first_url(server), DOWNLOAD_FIX)
     assert kept_files(book_folder(tmp_path)) == []
 
 
@@ -172,8 +171,8 @@ def test_unreachable_server(niah_run, monkeypatch, tmp_path):
     monkeypatch.setenv("NIAH_GUTENBERG_URL", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("no_proxy", "127.0.0.1")
     result = niah_run.run("--niah-corpus=gutenberg")
-    niah_run.assert_run_error(
-        result, f"Downloading http://127.0.0.1:{port}/", "Connection refused", DOWNLOAD_FIX
+    niah_run.assert_stopped(
+        result, LEXICAL, f"Downloading http://127.0.0.1:{port}/", "Connection refused", DOWNLOAD_FIX
     )
 
 
@@ -181,7 +180,7 @@ def test_the_run_passes_once_the_server_is_fixed(niah_run, server, tmp_path):
     """The control: the same server with the right bytes gives a passing run, and a
     half-finished earlier download does not stand in the way."""
     server.fault = "truncated"
-    niah_run.assert_run_error(niah_run.run("--niah-corpus=gutenberg"), first_url(server))
+    niah_run.assert_stopped(niah_run.run("--niah-corpus=gutenberg"), LEXICAL, first_url(server))
     server.fault = "none"
     result = niah_run.run("--niah-corpus=gutenberg")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()

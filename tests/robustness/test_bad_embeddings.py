@@ -1,7 +1,8 @@
 """Non-finite and zero-norm embeddings: flagged as invalid data, never scored, never cached.
 
 Through the API the run completes and marks every affected case (``problem``) and row
-(``invalid``); through the plugin those cases and gates fail with "invalid data".
+(``invalid``); through the plugin those cases and gates fail with "invalid data". An
+embedder that returns the wrong shape is an :class:`EmbeddingError` naming the model.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -16,13 +18,18 @@ import numpy as np
 import pytest
 
 from pytest_niah import NiahConfig, NiahResults, run_experiment
-from pytest_niah.embed.cache import CachingEmbedder, EmbeddingCache
-from pytest_niah.embed.embedders import Embedder
-from pytest_niah.inputs.needles import builtin_needle_set
+from pytest_niah.embed.identity import model_identity
+from pytest_niah.embed.protocol import Windows
+from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
+from pytest_niah.errors import EmbeddingError
+from pytest_niah.experiment import RunReport
+from pytest_niah.haystacks.plan import ModelInput
+from pytest_niah.haystacks.tokens import WordTokenizer
+from pytest_niah.inputs.needles import load_needle_set
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
-INVALID = "non-finite or zero embedding"
+INVALID = "non-finite or zero embedding (query, haystack, needle or control)"
 CONFIG = NiahConfig(
     model="fake",
     corpus=str(SHARED_CORPUS),
@@ -36,39 +43,37 @@ N_CASES = 4 * 2 * 2 * 2  # groups x orders x lengths x positions
 Bad = Callable[[str, str], float | None]  # (kind, text) -> value for every coordinate, or None
 
 
-class FakeEmbedder(Embedder):
+class FakeEmbedder:
     """Seeded random vectors per text; ``bad`` replaces some rows with NaN, inf or zeros."""
 
-    name = "fake"
-    fingerprint = "fake-v1"
-    max_tokens = None
-    TOKEN = re.compile(r"\w+|[^\w\s]")
+    reads_text = True
+    fits_on_documents = False
 
-    def __init__(self, bad: Bad = lambda kind, text: None, dim: int = 16) -> None:
+    def __init__(self, bad: Bad = lambda kind, text: None, dim: int = 16, name: str = "fake"):
+        self.name = name
         self.bad = bad
         self.dim = dim
+        self.tokenizer = WordTokenizer()
+        self.identity = model_identity({"kind": "test", "name": name}, {"dim": dim})
+        self.windows = Windows(None, None)
+        self.embedded = 0
 
-    def token_spans(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
-        return [[m.span() for m in self.TOKEN.finditer(t)] for t in texts]
-
-    def _encode(self, texts: Sequence[str], kind: str) -> np.ndarray:
+    def encode(self, inputs: Sequence[ModelInput]) -> np.ndarray:
         rows = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        for item in inputs:
+            seed = int.from_bytes(hashlib.sha256(item.text.encode()).digest()[:8], "little")
             row = np.random.default_rng(seed).standard_normal(self.dim)
-            value = self.bad(kind, text)
+            value = self.bad(item.kind, item.text)
             rows.append(row if value is None else np.full(self.dim, value))
+        self.embedded += len(inputs)
         return np.stack(rows).astype(np.float32)
 
-    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts, "document")
-
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts, "query")
+    def close(self) -> None:
+        pass
 
 
-def run(bad: Bad) -> NiahResults:
-    return run_experiment(CONFIG, embedder=FakeEmbedder(bad))
+def run(bad: Bad, **kwargs) -> NiahResults:
+    return run_experiment(CONFIG, embedder=FakeEmbedder(bad), **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -78,13 +83,14 @@ def run(bad: Bad) -> NiahResults:
         lambda kind, text: math.nan if kind == "query" else None,
         lambda kind, text: 0.0 if kind == "document" else None,
         lambda kind, text: math.inf if kind == "document" else None,
+        lambda kind, text: -math.inf if kind == "query" else None,
     ],
-    ids=["all-nan", "nan-queries", "zero-documents", "inf-documents"],
+    ids=["all-nan", "nan-queries", "zero-documents", "inf-documents", "minus-inf-queries"],
 )
 def test_every_case_is_flagged(bad, tmp_path):
     results = run(bad)
     assert len(results.cases) == N_CASES
-    assert all(case.problem and INVALID in case.problem for case in results.cases)
+    assert all(case.problem == INVALID for case in results.cases)
     assert not any(case.found for case in results.cases)
     for length in CONFIG.lengths:
         row = results.row("onehop", length)
@@ -96,7 +102,7 @@ def test_every_case_is_flagged(bad, tmp_path):
 
 
 def needle_text(case) -> str:
-    return builtin_needle_set().group(case.group_id).needle("onehop", case.order, case.name)
+    return load_needle_set("builtin").group(case.group_id).needle("onehop", case.order, case.name)
 
 
 def test_only_the_affected_cases_are_flagged():
@@ -111,6 +117,7 @@ def test_only_the_affected_cases_are_flagged():
     results = run(bad)
     flagged = {c.id for c in results.cases if c.problem}
     assert flagged == {c.id for c in clean.cases if needle_text(c) == spoiled}
+    assert 0 < len(flagged) < N_CASES
     for case, before in zip(results.cases, clean.cases, strict=True):
         if case.id not in flagged:
             assert case.cos_qh == before.cos_qh
@@ -129,36 +136,77 @@ def test_a_nan_control_spoils_the_cases_it_controls():
         return math.nan if control else None
 
     results = run(bad)
-    assert all(case.problem and INVALID in case.problem for case in results.cases)
+    assert all(case.problem == INVALID for case in results.cases)
 
 
 def test_nan_rows_are_never_cached(tmp_path):
-    cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
-    inner = FakeEmbedder(lambda kind, text: math.nan if "pork" in text.lower() else None)
-    embedder = CachingEmbedder(inner, cache)
-    results = run_experiment(CONFIG, embedder=embedder)
-    nan_query = any(c.problem for c in results.cases if c.group_id == "dietary-01")
-    assert nan_query, "the pork question's embedding was NaN"
-    stored = cache.count()
-    assert 0 < stored < embedder.embedded
-    # A second run reads the finite rows and embeds only the NaN ones again.
-    again = CachingEmbedder(inner, cache)
-    run_experiment(CONFIG, embedder=again)
-    assert again.embedded == embedder.embedded - stored
-    cache.close()
+    """Finite rows are stored; a second run reads them and embeds only the NaN ones again."""
+
+    def bad(kind, text):
+        return math.nan if "pork" in text.lower() else None
+
+    first, report = FakeEmbedder(bad), RunReport()
+    results = run_experiment(CONFIG, embedder=first, cache_dir=tmp_path, report=report)
+    assert any(c.problem for c in results.cases if c.group_id == "dietary-01"), "pork is NaN"
+    with EmbeddingStore(tmp_path / CACHE_FILE) as store:
+        stored = store.count()
+    assert 0 < stored < first.embedded == report.embedding.embedded
+    conn = sqlite3.connect(tmp_path / CACHE_FILE)
+    try:
+        blobs = [
+            np.frombuffer(b, np.float32) for (b,) in conn.execute("SELECT vector FROM vectors")
+        ]
+    finally:
+        conn.close()
+    assert all(np.isfinite(v).all() for v in blobs)
+    for entry in (tmp_path / "results").iterdir():
+        entry.unlink()  # or the results cache answers without embedding anything
+    second, report = FakeEmbedder(bad), RunReport()
+    again = run_experiment(CONFIG, embedder=second, cache_dir=tmp_path, report=report)
+    assert second.embedded == first.embedded - stored
+    assert report.embedding.read == stored and report.embedding.dropped == 0
+    assert again.to_json() == results.to_json()
 
 
-def test_wrong_number_of_rows_names_the_model():
-    from pytest_niah.experiment import EmbeddingError
+class WrongShape(FakeEmbedder):
+    def __init__(self, change: Callable[[np.ndarray], np.ndarray]) -> None:
+        super().__init__(name="wrong-shape-model")
+        self.change = change
 
-    class Short(FakeEmbedder):
-        name = "short-model"
+    def encode(self, inputs):
+        return self.change(super().encode(inputs))
 
-        def encode_documents(self, texts):
-            return super().encode_documents(texts)[:2]
 
-    with pytest.raises(EmbeddingError, match="short-model"):
-        run_experiment(CONFIG, embedder=Short())
+@pytest.mark.parametrize(
+    ("change", "shape"),
+    [
+        (lambda rows: rows[:-1], r"\(\d+, 16\)"),
+        (lambda rows: rows[:, 0], r"\(\d+,\)"),
+        (lambda rows: rows[None], r"\(1, \d+, 16\)"),
+    ],
+    ids=["one-row-short", "one-dimensional", "three-dimensional"],
+)
+def test_embeddings_of_the_wrong_shape_name_the_model(change, shape):
+    with pytest.raises(EmbeddingError) as info:
+        run_experiment(CONFIG, embedder=WrongShape(change))
+    message = str(info.value)
+    assert message.startswith("model 'wrong-shape-model' returned embeddings of shape ("), message
+    assert re.search(f"of shape {shape} for \\d+ texts", message), message
+    assert "Fix: check --niah-encode-kwargs and the model's own code" in message
+
+
+def test_a_dimension_that_changes_mid_run_names_the_model():
+    class Drifting(FakeEmbedder):
+        def encode(self, inputs):
+            self.dim = 16 if self.embedded == 0 else 17
+            return super().encode(inputs)
+
+    with pytest.raises(EmbeddingError) as info:
+        run_experiment(CONFIG.replace(token_budget=0, batch_size=4), embedder=Drifting())
+    assert str(info.value) == (
+        "model 'fake' returned 17-dimensional embeddings after 16-dimensional ones. Fix: check "
+        "--niah-encode-kwargs (truncate_dim) and the model's code"
+    )
 
 
 # --------------------------------------------------------------------------- plugin
@@ -176,16 +224,14 @@ def test_plugin_fails_every_case_with_invalid_data(niah_run, request, which):
     assert len(cases) == 4 and len(gates) == 1
     for name, body in cases.items():
         case_id = name[name.index("[") + 1 : -1]
-        assert (
-            body.strip()
-            == f"invalid data for {case_id}: {INVALID} (query, haystack, needle or control)"
-        )
+        assert body.strip() == f"invalid data for {case_id}: {INVALID}"
     assert next(iter(gates.values())).strip() == "4 cases at length 128 have invalid data"
     niah_run.no_traceback(result)
 
 
 def test_plugin_never_caches_nan_embeddings(niah_run, nan_model):
     result = niah_run.run("--niah-cache-dir=cache", model=str(nan_model))
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    with EmbeddingCache(niah_run.path / "cache" / "embeddings.sqlite") as cache:
-        assert cache.count() == 0
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert "0 read from the cache" in result.stdout.str()
+    with EmbeddingStore(niah_run.path / "cache" / CACHE_FILE) as store:
+        assert store.count() == 0

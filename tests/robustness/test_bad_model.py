@@ -1,9 +1,13 @@
 """Bad models: wrong names and paths, folders that are no model, missing tokenizers, hub code.
 
 A local path that cannot be a model is a usage error (checked at configure time, without
-loading anything). A hub name can only be tried: offline, it fails every test with one
-message naming the model and the fix. Model code from the hub or from a model folder never
-runs without --niah-trust-remote-code.
+loading anything). A hub name, a folder without tokenizer files or a folder that brings its
+own code can only be found out by loading: that stops the session once, before any test
+(exit code 4), with one message naming the model and the fix. Model code from the hub or
+from a model folder never runs without --niah-trust-remote-code.
+
+Through the API, :func:`load_embedder` loads nothing; the first use of the model (its
+``tokenizer``) raises the :class:`EmbedderError`.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from pytest_niah import NiahConfig, load_embedder, run_experiment
-from pytest_niah.embed.models import EmbedderError
+from pytest_niah.errors import EmbedderError
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
@@ -55,9 +59,9 @@ class CustomModel(BertModel):
 
 def test_unknown_hub_name_offline(niah_run):
     result = niah_run.run(model="niah-robustness/no-such-model")
-    niah_run.assert_run_error(
+    niah_run.assert_stopped(
         result,
-        "pytest-niah could not run 'no-such-model'",
+        "no-such-model",
         "could not load model 'niah-robustness/no-such-model'",
         "Fix: the hub is offline here",
         "pass a local path",
@@ -67,7 +71,7 @@ def test_unknown_hub_name_offline(niah_run):
 def test_unknown_hub_name_offline_through_the_api():
     embedder = load_embedder(NiahConfig(model="niah-robustness/no-such-model"))
     with pytest.raises(EmbedderError) as info:
-        embedder.token_spans(["Which character never eats pork?"])
+        _ = embedder.tokenizer
     assert "could not load model 'niah-robustness/no-such-model'" in str(info.value)
     assert "Fix:" in str(info.value)
 
@@ -85,7 +89,7 @@ def test_missing_local_path_is_a_usage_error(niah_run, path):
 
 def test_missing_local_path_through_the_api():
     with pytest.raises(EmbedderError, match="does not exist"):
-        load_embedder(NiahConfig(model="/no/such/model")).token_spans(["x"])
+        _ = load_embedder(NiahConfig(model="/no/such/model")).tokenizer
 
 
 def test_local_file_instead_of_folder_is_a_usage_error(niah_run):
@@ -124,15 +128,22 @@ def no_tokenizer_model(tmp_path_factory, minilm_copy) -> Path:
     return minilm_copy(folder, without=TOKENIZER_FILES)
 
 
-def test_model_without_tokenizer_fails_with_a_message(niah_run, no_tokenizer_model):
+def test_model_without_tokenizer_stops_the_run(niah_run, no_tokenizer_model):
     result = niah_run.run(model=str(no_tokenizer_model))
-    niah_run.assert_run_error(result, "no-tokenizer", "tokenizer", "Fix")
+    niah_run.assert_stopped(
+        result,
+        "no-tokenizer",
+        f"model '{no_tokenizer_model}' has a tokenizer with 5 tokens that reads every word as "
+        "unknown",
+        "its vocabulary files (tokenizer.json, or vocab.txt / sentencepiece model) are missing",
+        "Fix: copy the tokenizer files next to the model",
+    )
 
 
 def test_model_without_tokenizer_through_the_api(no_tokenizer_model):
     embedder = load_embedder(NiahConfig(model=str(no_tokenizer_model)))
-    with pytest.raises(EmbedderError, match="tokenizer"):
-        embedder.token_spans(["Which character never eats pork?"])
+    with pytest.raises(EmbedderError, match="reads every word as unknown"):
+        _ = embedder.tokenizer
 
 
 def test_model_without_tokenizer_really_sees_nothing(no_tokenizer_model):
@@ -249,7 +260,7 @@ def test_preset_remote_code_model_through_the_api(monkeypatch):
 
     monkeypatch.setattr(sentence_transformers, "SentenceTransformer", never)
     with pytest.raises(EmbedderError, match="--niah-trust-remote-code"):
-        load_embedder(NiahConfig(model=JINA_V3)).token_spans(["x"])
+        _ = load_embedder(NiahConfig(model=JINA_V3)).tokenizer
     config = NiahConfig(model=JINA_V3, corpus=str(SHARED_CORPUS), lengths=(128,), positions=2)
     with pytest.raises(EmbedderError, match="--niah-trust-remote-code"):
         run_experiment(config)
@@ -282,8 +293,10 @@ def marker(monkeypatch, tmp_path) -> Path:
 def test_model_folder_code_needs_the_flag(niah_run, tmp_path, marker, minilm_copy):
     folder = custom_code_model(tmp_path / "custom", minilm_copy, known_type=False)
     result = niah_run.run(model=str(folder), subprocess=True)
-    niah_run.assert_run_error(
+    niah_run.assert_stopped(
         result,
+        "custom",
+        f"could not load model '{folder}'",
         "contains custom code",
         "Fix: this model runs its own code",
         "--niah-trust-remote-code",
@@ -302,6 +315,9 @@ def test_model_kwargs_cannot_bypass_the_flag(niah_run, tmp_path, marker, minilm_
         model=None,
         subprocess=True,
     )
+    niah_run.assert_usage_error(
+        result,
+        "pytest-niah: model_kwargs: trust_remote_code cannot be set there",
+        "Fix: use --niah-trust-remote-code if you trust the model's code",
+    )
     assert not marker.exists(), "the model folder's code ran without --niah-trust-remote-code"
-    assert result.ret in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.TESTS_FAILED)
-    assert "--niah-trust-remote-code" in result.stdout.str() + result.stderr.str()

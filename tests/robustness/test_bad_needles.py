@@ -2,7 +2,8 @@
 
 Needle sets are validated when pytest configures, before any model is loaded, so every
 problem of the file itself is a usage error. A needle too long for a haystack can only be
-found with the model's tokenizer: that one fails every test with one message.
+found with the model's tokenizer: that one stops the session once, before any test (exit
+code 4), with one message naming the group, the lengths and the fix.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from pytest_niah import NiahConfig, load_needle_set, run_experiment
-from pytest_niah.embed.embedders import LexicalEmbedder
-from pytest_niah.inputs.needles import NeedleSetError
+from pytest_niah.embed.lexical import LexicalEmbedder
+from pytest_niah.errors import HaystackError, NeedleSetError
 
 REPO = Path(__file__).resolve().parents[2]
 NEEDLES = REPO / "fixtures" / "robustness" / "needles"
@@ -25,33 +26,33 @@ BAD_FILES = {
     "bad_truncated.json": ["not valid JSON", "line "],
     "bad_keywords_not_a_list.json": [
         "group 'pet-02'",
-        "field 'keywords'",
+        "field 'groups[1].keywords'",
         "expected an array of strings, got string",
     ],
-    "bad_missing_needles.json": ["group 'pet-02'", "field 'needles'", 'add "needles"'],
+    "bad_missing_needles.json": ["group 'pet-02'", "field 'groups[1].needles'", 'add "needles"'],
     "bad_top_level_typo.json": ["field 'descripton'", "rename it to 'description'"],
     "bad_schema_version_2.json": ["field 'schema_version'", "unsupported schema version 2"],
     "bad_no_placeholder.json": [
         "group 'pet-01'",
-        "field 'needles.onehop.default'",
+        "field 'groups[0].needles.onehop.default'",
         "{name} exactly once",
     ],
     "bad_duplicate_ids.json": [
         "group 'pet-01'",
-        "field 'id'",
-        "used by more than one group",
-        "own id",
+        "field 'groups[1].id'",
+        "used by more than one group (first at groups[0])",
+        "own id, e.g. rename this one to 'pet-02'",
     ],
     "bad_onehop_shares_word.json": [
         "group 'pet-01'",
-        "field 'needles.onehop.default'",
+        "field 'groups[0].needles.onehop.default'",
         "shares the content word(s) dog",
         "reword the needle",
     ],
     "bad_onehop_shares_stem.json": [
         "group 'pet-02'",
-        "field 'needles.onehop.inverted'",
-        "shares the content word(s) keep",
+        "field 'groups[1].needles.onehop.inverted'",
+        "shares the content word(s) keep (stemmed; the needle has 'keeping' for 'keeps')",
         "needles.literal",
     ],
 }
@@ -113,8 +114,16 @@ def test_valid_set_runs(niah_run):
         (b"\xff\xfe{}", ["not valid UTF-8", "offset 0", "save the file with UTF-8"]),
         (b"[]", ["expected a JSON object, got array"]),
         (b'{"schema_version": 1, "name": "x", "groups": []}', ["field 'groups'", "no groups"]),
+        (
+            b'{"schema_version": 1, "name": "x", "groups": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+            ["nests arrays or objects more than 32 levels deep", "brackets are balanced"],
+        ),
+        (
+            (NEEDLES / "valid_pets.json").read_bytes().replace(b"{name}", b"{name} \\ud800", 1),
+            ["the escape \\ud800", "a lone UTF-16 surrogate", "Fix: remove the escape"],
+        ),
     ],
-    ids=["empty", "utf16", "array", "no-groups"],
+    ids=["empty", "utf16", "array", "no-groups", "deeply-nested", "lone-surrogate"],
 )
 def test_bad_content_is_a_usage_error(niah_run, content, fragments):
     path = niah_run.path / "needles.json"
@@ -144,9 +153,9 @@ def test_unknown_group_selector_is_a_usage_error(niah_run):
 def test_needle_longer_than_the_shortest_haystack(niah_run):
     """The built-in profession-04 needle is 16 words and punctuation marks long."""
     result = niah_run.run("--niah-lengths=16,128", "--niah-groups=profession-04")
-    niah_run.assert_run_error(
+    niah_run.assert_stopped(
         result,
-        "pytest-niah could not run 'lexical-tfidf'",
+        "lexical-tfidf",
         "needle group 'profession-04'",
         "does not fit a haystack of 16 tokens",
         "drop length 16 from --niah-lengths",
@@ -158,21 +167,32 @@ def test_needle_longer_than_the_shortest_haystack_in_model_tokens(niah_run):
     result = niah_run.run(
         "--niah-lengths=16", "--niah-groups=profession-01", model="packaged-minilm"
     )
-    niah_run.assert_run_error(
+    niah_run.assert_stopped(
         result,
-        "pytest-niah could not run 'packaged-minilm'",
+        "packaged-minilm",
         "needle group 'profession-01'",
         "a needle of 19 tokens does not fit a haystack of 16 tokens",
         "shorten the needle or drop length 16 from --niah-lengths",
     )
 
 
+def test_a_long_needle_of_a_group_not_selected_does_not_stop_the_run(niah_run):
+    """At 16 tokens profession-04 and location-04 (16 words) do not fit, language-01 (11)
+    does: a run of language-01 alone builds the others' controls, never their needles."""
+    result = niah_run.run("--niah-lengths=16", "--niah-groups=language-01")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("xfailed", 0) == 5, outcomes
+    niah_run.no_traceback(result)
+
+
 def test_custom_needle_longer_than_the_haystack(niah_run):
     result = niah_run.run(
         f"--niah-needles={NEEDLES / 'long_needle.json'}", "--niah-groups=", "--niah-lengths=128"
     )
-    niah_run.assert_run_error(
+    niah_run.assert_stopped(
         result,
+        "lexical-tfidf",
         "needle group 'pet-02'",
         "does not fit a haystack of 128 tokens",
         "shorten the needle",
@@ -180,8 +200,6 @@ def test_custom_needle_longer_than_the_haystack(niah_run):
 
 
 def test_custom_needle_longer_than_the_haystack_through_the_api():
-    from pytest_niah.haystacks.builder import HaystackError
-
     config = NiahConfig(
         model="lexical:tfidf",
         corpus=str(SHARED_CORPUS),

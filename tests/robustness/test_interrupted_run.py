@@ -1,387 +1,411 @@
-"""Interrupt real plugin runs mid-embedding: the cache survives and the next run resumes it.
+"""Kill real pytest-niah runs at exact points: nothing is lost, damaged or left half-written.
 
-Every run is ``python -m pytest --niah-model=packaged-minilm ...`` in a fresh interpreter,
-in its own empty project folder, with HF_HUB_OFFLINE=1. All interrupted runs and the final
-run share one embedding cache.
+Every run is ``pytest --niah-model=packaged-static`` on a small grid, in a child process of
+a fork server (tests/robustness/kill_driver.py: it imports torch and pytest-niah once, so a
+run costs its model load, not the imports). The child kills itself at a code path, not
+after a delay, so every kill lands where it is meant to on any machine:
 
-1. A reference run, uninterrupted, with its own fresh cache: its results, and the timing of
-   its phases. The model loads and the haystacks are built before the first encode call;
-   the first call embeds the cache's first chunk (256 texts, in several forward batches)
-   and then commits it in one transaction.
-2. One run gets Ctrl-C (SIGINT) half-way through its first chunk.
-3. Runs are killed with SIGKILL at seeded random points of their first chunk: after a random
-   number of its forward batches plus a random fraction of the next one, so that the points
-   stay inside the embedding however loaded the machine is. Twenty of them by default
-   (ROBUSTNESS_MIN_KILLS sets another number; a minimum under 20 adds kills while the time
-   budget lasts).
-4. One run is killed the moment its first transaction starts writing (the write-ahead log
-   grows), and, if that left the cache empty, one more right after its commit: the cache
-   ends up partly filled.
-5. A run to completion must pass, embed exactly the texts the cache is missing, and write
-   results equal to the reference's.
+1. A reference run, uninterrupted, with its own cache and outputs.
+2. Store phase: runs sharing one embedding cache are killed (SIGKILL) before, inside
+   (rows written, COMMIT not yet) and after their N-th write of embeddings; one gets
+   Ctrl-C (SIGINT) inside a write. Every batch is one text (``--niah-token-budget=0
+   --niah-batch-size=1``), so the rows each run adds are known exactly.
+3. Output phase: runs are killed while writing each output -- the results-cache entry
+   (``DIR/results/<key>.json``), ``--niah-json`` and the ``--niah-save`` run -- with the
+   temporary file cut in half (a kill mid-write), whole but not renamed, or just renamed;
+   one gets Ctrl-C while writing the results-cache entry. ``--niah-json`` and the saved
+   run hold an older file ("the previous output") before each of those runs. The phase's
+   first run resumes the store: it embeds exactly the texts the store lacks.
+4. A final run to completion: it reuses the results entry the output phase left.
 
-After every interruption the cache must open with :class:`~pytest_niah.embed.cache.EmbeddingCache`
-and pass ``PRAGMA integrity_check``; every vector in it must equal the reference run's.
-
-The points are observed, not guessed: an observer plugin (``-p``, outside the project folder;
-it only watches) writes a file when pytest-niah first calls the model and one after every
-forward batch, and counts the texts that reach the model. Under load a model load took 8 to
-30 s here, and the first chunk 6 to 30 s.
+After every interruption: the store passes ``PRAGMA integrity_check``, opens as an
+:class:`EmbeddingStore`, holds exactly the rows expected and only the reference's vectors
+(byte for byte); each output is absent, the previous file untouched, or the complete new
+file -- never a truncated one; a killed write leaves its temporary file and the next write
+of that file removes it; Ctrl-C leaves none. In the end the store equals the reference's,
+``--niah-json`` is byte-identical to the reference's (results hold no timing field), the
+saved run equals the reference's but for ``saved_at``, and no temporary file is left.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import os
-import random
+import re
+import select
 import signal
 import sqlite3
 import subprocess
 import sys
-import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
-from pytest_niah.embed.cache import EmbeddingCache
+from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
+from pytest_niah.results.niah_results import NiahResults
+from pytest_niah.results.storage import machine_info, run_key
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals"),
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and POSIX signals"),
 ]
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
-SEED = 20240611
-# At least MIN_KILLS random kills, more while the whole test fits BUDGET_S, at most MAX_KILLS.
-MIN_KILLS = int(os.environ.get("ROBUSTNESS_MIN_KILLS", "20"))  # the issue asks for 20
-MAX_KILLS = max(20, MIN_KILLS)
-BUDGET_S = float(os.environ.get("ROBUSTNESS_KILL_BUDGET_S", "180"))
+DRIVER = Path(__file__).with_name("kill_driver.py")
+MODEL = "packaged-static"
+SAVE = "kept"
+TMP_MARK = ".niah-tmp-"
 RUN_TIMEOUT_S = 300
-POLL_S = 0.002
-OBSERVER = "niah_robustness_observer"
-OBSERVER_SOURCE = textwrap.dedent(
-    '''
-    """Watches a pytest-niah run: model calls (texts) and forward batches, as files."""
+PREVIOUS_JSON = b'{"previous": "a --niah-json file of an earlier run"}\n'
+PREVIOUS_RUN = b'{"previous": "a run saved earlier under this name"}\n'
+# The progress line (stderr) and the summary line (stdout) both say it.
+EMBEDDED = re.compile(r"\b(\d+) texts embedded, (\d+) read from the cache")
 
-    import json
-    import os
-    import time
-
-    CALLS = []
-    BATCHES = []
-
-
-    def _write(path, text):
-        with open(path + ".part", "w") as out:  # whole, then renamed: never read half-written
-            out.write(text)
-        os.replace(path + ".part", path)
-
-
-    def pytest_configure(config):
-        from sentence_transformers import SentenceTransformer
-
-        from pytest_niah.embed.embedders import SentenceTransformerEmbedder
-
-        out = os.environ["ROBUSTNESS_OBSERVER_OUT"]
-        for name in ("encode_documents", "encode_queries"):
-            original = getattr(SentenceTransformerEmbedder, name)
-
-            def wrapped(self, texts, _original=original):
-                start = time.time()
-                if not CALLS:
-                    _write(out + ".started", str(start))
-                result = _original(self, texts)
-                CALLS.append([start, time.time(), len(texts)])
-                return result
-
-            setattr(SentenceTransformerEmbedder, name, wrapped)
-
-        forward = SentenceTransformer.encode
-
-        def batch(self, sentences, *args, **kwargs):
-            start = time.time()
-            result = forward(self, sentences, *args, **kwargs)
-            if CALLS or os.path.exists(out + ".started"):
-                BATCHES.append([start, time.time(), len(sentences)])
-                _write(out + ".batches", str(len(BATCHES)))
-            return result
-
-        SentenceTransformer.encode = batch
+# Store phase, in order: (N, when, signal) -- at the N-th write of embeddings of the run.
+STORE_PLAN = [
+    (1, "uncommitted", "SIGKILL"),
+    (2, "after", "SIGKILL"),
+    (2, "uncommitted", "SIGINT"),
+    (3, "before", "SIGKILL"),
+    (3, "after", "SIGKILL"),
+]
+# Output phase, in order: (output, when, signal). The results entry's "after" comes last of
+# its kills: from then on runs reuse the results (no model load: about a second each) and
+# write only --niah-json and the saved run.
+OUTPUT_PLAN = [
+    ("entry", "torn", "SIGKILL"),
+    ("entry", "before", "SIGINT"),
+    ("entry", "after", "SIGKILL"),
+    *[
+        (output, when, "SIGKILL")
+        for output in ("json", "saved")
+        for when in ("torn", "before", "after", "torn", "before", "after", "torn")
+    ],
+]
+# Sentence token counts are saved by the haystack thread while the main thread embeds: a
+# kill in the store phase may or may not catch that write. The next run that reads them
+# removes its temporary file; the output phase's first run does.
+COUNTS = "sentence-counts"
 
 
-    def pytest_unconfigure(config):
-        with open(os.environ["ROBUSTNESS_OBSERVER_OUT"], "w") as out:
-            json.dump({"calls": CALLS, "batches": BATCHES}, out)
-    '''
-)
-
-
-def plugin_args(cache_dir: Path) -> list[str]:
-    return [
-        "--niah-model=packaged-minilm",
-        f"--niah-corpus={SHARED_CORPUS}",
-        "--niah-lengths=128,256",
-        "--niah-positions=4",
-        "--niah-groups=dietary,location",
-        f"--niah-cache-dir={cache_dir}",
+def grid_args(root: Path) -> list[str]:
+    return [  # default verbosity: the progress line says what was embedded, killed or not
         "-p",
         "no:cacheprovider",
-        "-q",
+        "-p",
+        "no:benchmark",
+        f"--niah-model={MODEL}",
+        f"--niah-corpus={SHARED_CORPUS}",
+        "--niah-lengths=128",
+        "--niah-positions=4",
+        "--niah-groups=dietary-01",
+        "--niah-bootstrap=0",
+        "--niah-token-budget=0",
+        "--niah-batch-size=1",
+        f"--niah-cache-dir={root / 'cache'}",
+        f"--niah-json={root / 'out' / 'results.json'}",
+        f"--niah-save={SAVE}",
+        "--niah-save-overwrite",  # each run saves over the one before: the point of the test
+        f"--niah-storage={root / 'out' / 'runs'}",
     ]
 
 
-@dataclass
-class Run:
-    """One started run and what its observer has said so far."""
+class Driver:
+    """The fork server: one request, one answer, one run at a time."""
 
-    proc: subprocess.Popen[str]
-    started: float
-    project: Path
-    observer: Path
+    def __init__(self, log: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(DRIVER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log.open("w"),
+            text=True,
+        )
+        assert self._line(RUN_TIMEOUT_S) == "ready", log.read_text()
 
-    def _read(self, suffix: str) -> str | None:
+    def _line(self, timeout: float) -> str:
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            raise TimeoutError(f"the kill driver gave no answer in {timeout} s")
+        return self.proc.stdout.readline().strip()
+
+    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        answer: dict[str, Any] = json.loads(self._line(RUN_TIMEOUT_S))
+        return answer
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
         try:
-            return Path(str(self.observer) + suffix).read_text()
-        except FileNotFoundError:
-            return None
-
-    def batches_done(self) -> int:
-        return int(self._read(".batches") or 0)
-
-    def wait(self, ready: Callable[[], bool]) -> bool:
-        """Poll until ``ready()``; False if the run ended (or timed out) first."""
-        while not ready():
-            if self.proc.poll() is not None or time.time() - self.started > RUN_TIMEOUT_S:
-                return False
-            time.sleep(POLL_S)
-        return True
-
-    def wait_for_model(self) -> float | None:
-        """Seconds from start to pytest-niah's first model call; None if the run ended first."""
-        if not self.wait(lambda: self._read(".started") is not None):
-            return None
-        return float(self._read(".started") or 0) - self.started
-
-    def finish(self) -> str:
-        return self.proc.communicate(timeout=RUN_TIMEOUT_S)[0]
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 @dataclass
 class Lab:
-    """Where the runs happen and how they are started."""
+    """Runs in project folders under ``root``; the kill runs share ``root/shared``."""
 
     root: Path
+    driver: Driver
     runs: int = 0
-    log: list[str] = field(default_factory=list)
+    history: list[tuple[str, int | None, int | None, float, int]] = field(default_factory=list)
 
-    def start(self, cache_dir: Path, *extra: str) -> Run:
+    def run(self, where: Path, kill: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
         self.runs += 1
         project = self.root / f"project-{self.runs:02d}"
         project.mkdir()
-        observer = self.root / f"observer-{self.runs:02d}.json"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("NIAH_")}
-        path = os.pathsep.join(filter(None, [str(self.root / "plugins"), env.get("PYTHONPATH")]))
-        env.update(
-            HF_HUB_OFFLINE="1",
-            TOKENIZERS_PARALLELISM="false",
-            PYTHONPATH=path,
-            ROBUSTNESS_OBSERVER_OUT=str(observer),
-        )
-        command = [sys.executable, "-m", "pytest", *plugin_args(cache_dir), "-p", OBSERVER, *extra]
-        started = time.time()
-        proc = subprocess.Popen(
-            command,
-            cwd=project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        return Run(proc, started, project, observer)
-
-    def complete(self, cache_dir: Path, name: str) -> dict[str, Any]:
-        """An uninterrupted run writing ``name``.json: its results, timings and texts embedded."""
-        run = self.start(cache_dir, f"--niah-json={name}.json")
-        output = run.finish()
-        duration = time.time() - run.started
-        assert run.proc.returncode == 0, output
-        seen = json.loads(run.observer.read_text())
-        return {
-            "results": json.loads((run.project / f"{name}.json").read_text()),
-            "texts": sum(n for _, _, n in seen["calls"]),
-            "calls": [(a - run.started, b - run.started, n) for a, b, n in seen["calls"]],
-            "batches": [(a - run.started, b - run.started, n) for a, b, n in seen["batches"]],
-            "duration": duration,
+        log = project / "pytest.log"
+        request = {
+            "cwd": str(project),
+            "args": [*grid_args(where), f"--basetemp={project / 'basetemp'}"],
+            "env": {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"},
+            "log": str(log),
+            "kill": kill,
         }
+        started = time.monotonic()
+        answer = self.driver.run(request)
+        answer["seconds"] = round(time.monotonic() - started, 1)
+        return answer, log.read_text()
 
 
-def cache_rows(cache_dir: Path) -> int:
-    """Rows of the cache, after checking that it opens and is intact."""
-    path = cache_dir / "embeddings.sqlite"
-    if not path.exists():
-        return 0
-    with EmbeddingCache(path) as cache:
-        assert cache.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        return cache.count()
-
-
-def committed_rows(cache_dir: Path) -> int:
-    """Rows a writer has committed, read from outside (read-only); -1 if not readable yet."""
-    uri = f"file:{cache_dir / 'embeddings.sqlite'}?mode=ro"
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=1)
-        try:
-            return int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return -1
-
-
-def wal_size(cache_dir: Path) -> int:
-    try:
-        return (cache_dir / "embeddings.sqlite-wal").stat().st_size
-    except FileNotFoundError:
-        return 0
-
-
-def stored_vectors(cache_dir: Path) -> dict[tuple[str, str], np.ndarray]:
-    conn = sqlite3.connect(cache_dir / "embeddings.sqlite")
-    try:
-        rows = conn.execute("SELECT fingerprint, text_sha256, vector FROM embeddings").fetchall()
-    finally:
-        conn.close()
-    return {(f, k): np.frombuffer(v, np.float32) for f, k, v in rows}
-
-
-def differences(a: Any, b: Any, where: str = "") -> list[str]:
-    """Where two results files differ; numbers may differ by 1e-6 at most."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        if a.keys() != b.keys():
-            return [f"{where}: keys {sorted(a.keys() ^ b.keys())}"]
-        return [d for k in a for d in differences(a[k], b[k], f"{where}.{k}")]
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return [f"{where}: {len(a)} != {len(b)} items"]
-        return [
-            d
-            for i, (x, y) in enumerate(zip(a, b, strict=True))
-            for d in differences(x, y, f"{where}[{i}]")
-        ]
-    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
-        return [] if math.isclose(a, b, rel_tol=0, abs_tol=1e-6) else [f"{where}: {a} != {b}"]
-    return [] if a == b else [f"{where}: {a!r} != {b!r}"]
-
-
-def test_interrupted_runs_leave_a_cache_the_next_run_resumes(tmp_path: Path, capsys):
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Lab]:
     if not (SHARED_CORPUS / "manifest.json").is_file():
         pytest.fail(f"the shared corpus is missing at {SHARED_CORPUS}", pytrace=False)
+    driver = Driver(tmp_path / "driver.log")
+    try:
+        yield Lab(tmp_path, driver)
+    finally:
+        driver.close()
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def store_rows(cache: Path) -> dict[tuple[str, str], bytes]:
+    """Every row of the store after checking that it is intact and opens; {} if absent."""
+    path = cache / CACHE_FILE
+    if not path.exists():
+        return {}
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        rows = conn.execute("SELECT space, key, dim, dtype, vector FROM vectors").fetchall()
+    finally:
+        conn.close()
+    with EmbeddingStore(path) as store:
+        assert store.count() == len(rows)
+    assert all(dtype == "float32" and len(blob) == 4 * dim for _, _, dim, dtype, blob in rows)
+    return {(space, key): blob for space, key, _, _, blob in rows}
+
+
+def temps(folder: Path) -> list[Path]:
+    """Temporary files of atomic writes anywhere under ``folder``."""
+    return sorted(p for p in folder.rglob(f"*{TMP_MARK}*"))
+
+
+def saved_run_path(where: Path) -> Path:
+    return where / "out" / "runs" / run_key(MODEL, machine_info()) / f"{SAVE}.json"
+
+
+def without_time(data: bytes) -> dict[str, Any]:
+    run: dict[str, Any] = json.loads(data)
+    run.pop("saved_at")
+    return run
+
+
+def embedded(log: str) -> tuple[int, int]:
+    match = EMBEDDED.search(log)
+    assert match is not None, log
+    return int(match.group(1)), int(match.group(2))
+
+
+@dataclass
+class Reference:
+    json: bytes
+    saved: dict[str, Any]
+    entry: bytes
+    rows: dict[tuple[str, str], bytes]
+
+
+@dataclass
+class Shared:
+    """The kill runs' shared cache and outputs, and what a check may find there."""
+
+    where: Path
+    reference: Reference
+
+    @property
+    def cache(self) -> Path:
+        return self.where / "cache"
+
+    @property
+    def json(self) -> Path:
+        return self.where / "out" / "results.json"
+
+    @property
+    def saved(self) -> Path:
+        return saved_run_path(self.where)
+
+    def entries(self) -> list[Path]:
+        folder = self.cache / "results"
+        return sorted(p for p in folder.glob("*.json") if TMP_MARK not in p.name)
+
+    def check_outputs(self) -> None:
+        """Each output absent, the previous file, or the complete new one."""
+        for entry in self.entries():
+            assert entry.read_bytes() == self.reference.entry, f"{entry} is not whole"
+            NiahResults.load(entry)
+        if self.json.exists():
+            assert self.json.read_bytes() in (PREVIOUS_JSON, self.reference.json)
+        if self.saved.exists():
+            data = self.saved.read_bytes()
+            assert data == PREVIOUS_RUN or without_time(data) == self.reference.saved
+
+    def check_store(self, expected: int) -> None:
+        rows = store_rows(self.cache)
+        assert len(rows) == expected, (len(rows), expected)
+        foreign = {k for k, blob in rows.items() if self.reference.rows.get(k) != blob}
+        assert not foreign, f"{len(foreign)} rows that are not the reference's vectors"
+
+    def seed_previous_outputs(self) -> None:
+        self.json.parent.mkdir(parents=True, exist_ok=True)
+        self.json.write_bytes(PREVIOUS_JSON)
+        self.saved.parent.mkdir(parents=True, exist_ok=True)
+        self.saved.write_bytes(PREVIOUS_RUN)
+
+
+def assert_interrupted(answer: dict[str, Any], log: str) -> None:
+    """Ctrl-C: pytest's own exit (2), KeyboardInterrupt named, no traceback."""
+    assert answer["fired"], log
+    assert answer["exit"] == pytest.ExitCode.INTERRUPTED, (answer, log)
+    assert "KeyboardInterrupt" in log, log
+    assert "Traceback" not in log and "INTERNALERROR" not in log, log
+
+
+def assert_killed(answer: dict[str, Any], log: str) -> None:
+    assert answer["fired"], f"the kill point was never reached: {answer}\n{log}"
+    assert answer["signal"] == signal.SIGKILL, (answer, log)
+
+
+# --------------------------------------------------------------------------- the test
+
+
+def _ends(answer: dict[str, Any]) -> tuple[int | None, int | None, float]:
+    return answer["exit"], answer["signal"], answer["seconds"]
+
+
+def test_killed_runs_lose_nothing_and_the_next_run_resumes(lab: Lab, capsys):
     began = time.monotonic()
-    lab = Lab(tmp_path)
-    (tmp_path / "plugins").mkdir()
-    (tmp_path / "plugins" / f"{OBSERVER}.py").write_text(OBSERVER_SOURCE)
 
-    # 1. The reference, with its own fresh cache.
-    reference = lab.complete(tmp_path / "fresh-cache", "reference")
-    total = cache_rows(tmp_path / "fresh-cache")
-    assert reference["texts"] == total > 0
-    first_start, first_end, first_texts = reference["calls"][0]
-    chunk_batches = [b for b in reference["batches"] if first_start <= b[0] and b[1] <= first_end]
-    assert sum(n for *_, n in chunk_batches) == first_texts, reference["batches"]
-    # Kill points: after k = 0..n-2 whole batches, plus up to half of the shortest batch but
-    # the last (often a short remainder); batch k and the last are then still to come, so
-    # the commit is not reached even on a machine twice as fast as during the reference.
-    last_safe = max(len(chunk_batches) - 2, 0)
-    if len(chunk_batches) > 1:
-        jitter = 0.5 * min(b - a for a, b, _ in chunk_batches[:-1])
-    else:
-        jitter = 0.5 * (first_end - first_start)
+    # 1. The reference.
+    reference_dir = lab.root / "reference"
+    answer, log = lab.run(reference_dir)
+    assert answer["exit"] == pytest.ExitCode.OK, log
+    total, read = embedded(log)
+    assert read == 0 and total > 20
+    (entry,) = (reference_dir / "cache" / "results").glob("*.json")
+    reference = Reference(
+        json=(reference_dir / "out" / "results.json").read_bytes(),
+        saved=without_time(saved_run_path(reference_dir).read_bytes()),
+        entry=entry.read_bytes(),
+        rows=store_rows(reference_dir / "cache"),
+    )
+    assert len(reference.rows) == total
+    assert not re.search(rb'"(seconds|duration|elapsed|time|timestamp|saved_at)"', reference.json)
+    assert temps(reference_dir) == []
 
-    cache = tmp_path / "shared-cache"
-    history: list[tuple[str, float, int | None, int]] = []  # (what, at, exit code, rows)
-
-    def record(what: str, run: Run, killed_at: float) -> int:
-        run.finish()
-        rows = cache_rows(cache)  # opens; integrity_check == "ok"
-        previous = max((r for *_, r in history), default=0)
-        history.append((what, round(killed_at - run.started, 2), run.proc.returncode, rows))
-        assert rows >= previous, f"an interrupted run lost rows: {history}"
-        return rows
-
-    def interrupt(run: Run, batches: int, pause: float, sig: signal.Signals) -> float:
-        """After ``batches`` forward batches and ``pause`` s (or at the first write), signal."""
-        assert run.wait_for_model() is not None, f"the run ended before embedding: {run.finish()}"
-        size = wal_size(cache)
-        writing = lambda: wal_size(cache) != size  # noqa: E731
-        assert run.wait(lambda: run.batches_done() >= batches or writing()), run.finish()
-        deadline = time.time() + pause
-        run.wait(lambda: time.time() >= deadline or writing())
-        assert run.proc.poll() is None, f"the run ended before it was interrupted: {run.finish()}"
-        run.proc.send_signal(sig)
-        return time.time()
-
-    # 2. Ctrl-C half-way through the first chunk.
-    run = lab.start(cache)
-    at = interrupt(run, len(chunk_batches) // 2, 0.0, signal.SIGINT)
-    output = run.finish()
-    assert run.proc.returncode == pytest.ExitCode.INTERRUPTED, output
-    assert "KeyboardInterrupt" in output and "Traceback" not in output, output
-    record("SIGINT", run, at)
-
-    # 3. SIGKILL at seeded random points of the first chunk.
-    rng = random.Random(SEED)
+    shared = Shared(lab.root / "shared", reference)
+    shared.seed_previous_outputs()
+    rows = 0
     kills = 0
-    while kills < MAX_KILLS:
-        spent = time.monotonic() - began
-        if kills >= MIN_KILLS and spent + 4 * reference["duration"] > BUDGET_S:
-            break
-        batches, pause = rng.randint(0, last_safe), rng.uniform(0.0, jitter)
-        run = lab.start(cache)
-        at = interrupt(run, batches, pause, signal.SIGKILL)
-        kills += 1
-        record(f"SIGKILL after {batches} batches + {pause:.2f} s", run, at)
 
-    # 4a. SIGKILL as the first chunk is being written (the write-ahead log grows).
-    run = lab.start(cache)
-    at = interrupt(run, len(chunk_batches) + 1, RUN_TIMEOUT_S, signal.SIGKILL)
-    record("SIGKILL while writing", run, at)
-    # 4b. If that rolled back, SIGKILL right after the next commit.
-    if history[-1][3] == 0:
-        run = lab.start(cache)
-        run.wait(lambda: committed_rows(cache) > 0)
-        run.proc.kill()
-        record("SIGKILL after a commit", run, time.time())
+    # 2. Store phase.
+    for n, when, sig in STORE_PLAN:
+        answer, log = lab.run(
+            shared.where, {"point": "insert", "n": n, "when": when, "signal": sig}
+        )
+        if sig == "SIGKILL":
+            assert_killed(answer, log)
+            kills += 1
+        else:
+            assert_interrupted(answer, log)
+        rows += n if when == "after" else n - 1
+        shared.check_store(rows)
+        assert shared.entries() == [], "an interrupted run left a results entry"
+        assert shared.json.read_bytes() == PREVIOUS_JSON
+        assert shared.saved.read_bytes() == PREVIOUS_RUN
+        assert [t for t in temps(shared.where) if t.parent.name != COUNTS] == []
+        lab.history.append((f"{sig} at write {n} of embeddings, {when}", *_ends(answer), rows))
+    assert 0 < rows < total
 
-    # 5. The cache is intact and holds the reference's vectors; the next run to completion
-    #    embeds only what is missing and gives the reference results.
-    before = cache_rows(cache)
-    assert 0 < before < total, history
-    expected = stored_vectors(tmp_path / "fresh-cache")
-    for key, vector in stored_vectors(cache).items():
-        assert np.allclose(vector, expected[key], rtol=0, atol=1e-6), key
-    final = lab.complete(cache, "final")
-    assert cache_rows(cache) == total
-    assert final["texts"] == total - before, (final["texts"], total, before)
-    diff = differences(reference["results"], final["results"])
-    assert diff == [], diff[:20]
-    exact = reference["results"] == final["results"]
+    # 3. Output phase: its first run embeds what the store lacks, then is killed writing.
+    targets = {
+        "entry": str(shared.cache / "results" / "*.json"),
+        "json": str(shared.json),
+        "saved": str(shared.saved),
+    }
+    for output, when, sig in OUTPUT_PLAN:
+        shared.seed_previous_outputs()
+        kill = {"point": "write", "match": targets[output], "n": 1, "when": when, "signal": sig}
+        answer, log = lab.run(shared.where, kill)
+        if sig == "SIGKILL":
+            assert_killed(answer, log)
+            kills += 1
+        else:
+            assert_interrupted(answer, log)
+        if rows < total:  # the phase's first run: it embeds exactly what the store lacks
+            assert embedded(log) == (total - rows, rows)
+            rows = total
+        shared.check_store(total)
+        shared.check_outputs()
+        left = temps(shared.where)
+        if sig == "SIGKILL" and when in ("torn", "before"):
+            (temp,) = left  # the killed write's, and only it: earlier ones were removed
+            assert temp.parent == Path(targets[output]).parent
+            content = temp.read_bytes()
+            if when == "torn":  # half a file: what a kill mid-write leaves, never renamed
+                assert content, temp
+                with pytest.raises(ValueError):
+                    json.loads(content)
+            elif output == "saved":
+                assert without_time(content) == reference.saved
+            else:
+                assert content == {"entry": reference.entry, "json": reference.json}[output]
+        else:
+            assert left == [], left
+        written = {
+            "entry": bool(shared.entries()),
+            "json": shared.json.read_bytes() != PREVIOUS_JSON,
+            "saved": shared.saved.read_bytes() != PREVIOUS_RUN,
+        }
+        assert written[output] == (when == "after" and sig == "SIGKILL"), (output, when, sig)
+        lab.history.append((f"{sig} writing {output}, {when}", *_ends(answer), len(left)))
 
-    elapsed = time.monotonic() - began
+    # 4. The final run: completes, changes nothing that was right, leaves no temporary file.
+    answer, log = lab.run(shared.where)
+    assert answer["exit"] == pytest.ExitCode.OK, log
+    assert "results reused from an identical earlier run" in log, log
+    assert shared.json.read_bytes() == reference.json
+    assert without_time(shared.saved.read_bytes()) == reference.saved
+    assert [e.read_bytes() for e in shared.entries()] == [reference.entry]
+    assert store_rows(shared.cache) == reference.rows
+    assert temps(shared.where) == []
+    assert kills >= 20
+
     with capsys.disabled():
         print(
-            f"\n[interrupted runs] reference {reference['duration']:.1f} s: first model call at "
-            f"{first_start:.1f} s, first chunk {first_texts} texts in {len(chunk_batches)} "
-            f"batches, {first_end - first_start:.1f} s; {total} texts in all. 1 SIGINT + "
-            f"{kills} random SIGKILL (seed {SEED}) + {len(history) - 1 - kills} at the commit; "
-            f"(what, s after start, exit code, cache rows): {history}. Final run "
-            f"{final['duration']:.1f} s embedded {final['texts']} texts ({before} cached); "
-            f"results {'identical' if exact else 'equal within 1e-6'}; {elapsed:.0f} s in all"
+            f"\n[interrupted runs] {lab.runs} runs, {kills} SIGKILL + 2 SIGINT, "
+            f"{time.monotonic() - began:.0f} s; (what, exit code, signal, seconds, rows or temps): "
+            f"{lab.history}"
         )
-    assert kills >= MIN_KILLS

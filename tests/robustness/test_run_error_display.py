@@ -1,16 +1,21 @@
-"""How a run-time error is shown: once per test, as one paragraph, without exception chains.
+"""How a run-time error is shown: once per session, as one paragraph, before any test.
 
-(Found by these tests and fixed in suite/test_niah.py: results_of() called pytest.fail()
-inside ``except NiahRunError``, so every failure printed the exception chain.)
+A problem that only shows while the experiment runs (here: a corpus folder without books,
+or an embedding cache that is no database) stops the whole session in ``_prepare``, before
+the first test: exit code 4 and ``pytest-niah could not run 'LABEL': <problem>. Fix:
+<hint>`` printed exactly once -- not once per test, not repeated by xdist workers, without
+Python's "During handling of the above exception" chain, without a traceback.
 
-The other robustness tests check that the message is there and that no traceback is; these
-check that nothing else is: Python's "During handling of the above exception" chain would
-repeat the message (and show the low-level cause) in every failed test.
+The other robustness tests check the message of each input; these check that nothing else
+is printed around it, in-process, in a fresh interpreter and under xdist.
 """
 
 from __future__ import annotations
 
+import pytest
+
 MESSAGE = "holds no .txt files"
+LEXICAL = "lexical-tfidf"
 
 
 def run_with_empty_corpus(niah_run, *args, subprocess=False):
@@ -18,28 +23,66 @@ def run_with_empty_corpus(niah_run, *args, subprocess=False):
     return niah_run.run("--niah-corpus=books", *args, subprocess=subprocess)
 
 
-def test_every_test_fails_with_the_message(niah_run):
-    sections = niah_run.assert_run_error(run_with_empty_corpus(niah_run), MESSAGE)
-    assert len(sections) == 5  # 4 cases and 1 gate
-
-
-def test_the_message_is_shown_once_per_test_without_a_chain(niah_run):
+def test_the_session_stops_once_with_the_message(niah_run):
     result = run_with_empty_corpus(niah_run)
-    sections = niah_run.sections(result)
-    assert sections
-    for name, body in sections.items():
-        for marker in niah_run.chain_markers:
-            assert marker not in body, f"{name}:\n{body}"
-        assert body.count(MESSAGE) == 1, f"{name}:\n{body}"
+    message = niah_run.assert_stopped(result, LEXICAL, MESSAGE)
+    corpus = niah_run.path / "books"
+    assert message == (
+        f"pytest-niah could not run 'lexical-tfidf': Corpus folder {corpus} holds no .txt "
+        "files. Fix: pass --niah-corpus a folder of UTF-8 .txt files, or "
+        "--niah-corpus=gutenberg to download the pinned public-domain books."
+    )
+    assert "no tests ran" in result.stdout.str()
 
 
-def test_the_message_is_shown_once_per_test_under_xdist(niah_run):
+def test_no_test_is_reported_failed_or_run(niah_run):
+    """-v lists every test that runs: none does, and no FAILURES block appears."""
+    result = run_with_empty_corpus(niah_run, "-v")
+    niah_run.assert_stopped(result, LEXICAL, MESSAGE)
+    out = result.stdout.str()
+    assert "collected 5 items" in out
+    assert "test_needle[" not in out and "test_gate[" not in out
+    assert "FAILURES" not in out
+
+
+def test_the_message_is_one_paragraph_in_a_fresh_interpreter(niah_run):
+    result = run_with_empty_corpus(niah_run, subprocess=True)
+    message = niah_run.assert_stopped(result, LEXICAL, MESSAGE)
+    text = result.stdout.str() + result.stderr.str()
+    (line,) = [line for line in text.splitlines() if "could not run" in line]
+    assert line.endswith(message + " !"), line
+
+
+def test_the_message_is_shown_once_under_xdist(niah_run):
+    """Only the xdist controller runs the experiment: one stop, no worker repeats it."""
     cache = niah_run.path / "cache"
     cache.mkdir()
     (cache / "embeddings.sqlite").write_bytes(b"not a database " * 1000)
-    result = niah_run.run("--niah-cache-dir=cache", "-n", "2", subprocess=True)
-    niah_run.assert_run_error(result, "is not a valid SQLite cache")
-    for name, body in niah_run.sections(result).items():
-        for marker in niah_run.chain_markers:
-            assert marker not in body, f"{name}:\n{body}"
-        assert body.count("is not a valid SQLite cache") == 1, f"{name}:\n{body}"
+    result = niah_run.run(
+        "--niah-cache-dir=cache", "-n", "2", model="packaged-static", subprocess=True
+    )
+    niah_run.assert_stopped(
+        result,
+        "packaged-static",
+        f"the embedding cache {cache / 'embeddings.sqlite'} is not a valid SQLite cache",
+    )
+    assert "[gw0]" not in result.stdout.str() and "[gw1]" not in result.stdout.str()
+
+
+def test_the_failing_model_of_several_is_named(niah_run):
+    """With two models, the stop names the one that failed (by its label)."""
+    (niah_run.path / "books").mkdir()
+    result = niah_run.run(
+        "--niah-model=good=lexical:tfidf",
+        "--niah-model=bad=niah-robustness/no-such-model",
+        model=None,
+    )
+    niah_run.assert_stopped(
+        result, "bad", "could not load model 'niah-robustness/no-such-model'", "Fix:"
+    )
+
+
+@pytest.mark.parametrize("quiet", ["-q", "-qq"])
+def test_quiet_runs_still_show_the_message(niah_run, quiet):
+    result = run_with_empty_corpus(niah_run, quiet)
+    niah_run.assert_stopped(result, LEXICAL, MESSAGE)

@@ -1,0 +1,94 @@
+"""What a run writes at its end: results files, saved runs, reports and the step summary.
+
+Each file is written whole or not at all. An output that cannot be written is reported
+with its path and cause, the others are still written, and the message names the run's
+shared folder, where the results computed in this run are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_niah.errors import NiahError
+from pytest_niah.plugin.session import NiahSession
+
+if TYPE_CHECKING:
+    from pytest_niah.report import ReportComparison
+    from pytest_niah.results.niah_results import NiahResults
+
+
+def write_outputs(niah: NiahSession) -> list[str]:
+    """Write ``--niah-json``, ``--niah-save`` and ``--niah-report`` (with the step summary).
+
+    Every path written is added to ``niah.written``.
+
+    Returns:
+        One message per output that could not be written (empty when all were).
+    """
+    finished = {label: r for label in niah.labels if (r := niah.stored_results(label))}
+    if not finished:
+        return []
+    failed: list[str] = []
+
+    def attempt(what: str, write: Callable[[], list[Path]]) -> None:
+        try:
+            niah.written.extend(write())
+        except (NiahError, OSError) as exc:
+            kept = f"; this run's results are kept in {niah.shared_dir}" if niah.shared_dir else ""
+            failed.append(f"{what} was not written: {exc}{kept}")
+
+    if niah.json_path:
+        for label, results in finished.items():
+            target = Path(niah.json_path)
+            if len(niah.labels) > 1:
+                target = target.with_name(f"{target.stem}.{label}{target.suffix or '.json'}")
+            attempt(f"--niah-json {target}", partial(_save_json, results, target))
+    if niah.save_name:
+        for label, results in finished.items():
+            save = partial(_save_run, niah, results, label)
+            attempt(f"--niah-save {niah.save_name!r} of {label!r}", save)
+    comparisons = _comparisons(niah, finished)
+    if niah.report_dir:
+        attempt(f"--niah-report {niah.report_dir}", partial(_report, niah, finished, comparisons))
+    return failed
+
+
+def _save_json(results: NiahResults, target: Path) -> list[Path]:
+    return [results.save(target)]
+
+
+def _save_run(niah: NiahSession, results: NiahResults, label: str) -> list[Path]:
+    from pytest_niah.results.storage import save_run
+
+    store, overwrite = niah.store_dir, niah.save_overwrite
+    return [save_run(results, niah.save_name, store=store, label=label, overwrite=overwrite)]
+
+
+def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[ReportComparison]:
+    from pytest_niah.report import ReportComparison
+
+    out: list[ReportComparison] = []
+    for label in finished:
+        comparison = niah.comparison(label)
+        if comparison is not None:
+            baseline = niah.baseline_source(label)
+            out.append(ReportComparison(label, baseline, comparison, niah.compare_fail))
+    return out
+
+
+def _report(
+    niah: NiahSession, finished: dict[str, NiahResults], comparisons: list[ReportComparison]
+) -> list[Path]:
+    from pytest_niah.report import write_report
+
+    runs, labels = list(finished.values()), list(finished)
+    for label in finished:
+        baseline = niah.baseline(label)
+        if baseline is not None:
+            runs.append(baseline)
+            labels.append(f"{label} ({Path(niah.baseline_source(label)).stem})")
+    written = write_report(runs, niah.report_dir, labels=labels, comparisons=comparisons)
+    return list(written.values())

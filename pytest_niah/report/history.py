@@ -1,0 +1,486 @@
+"""The history of saved runs as a terminal table, markdown, an HTML page or section, and a plot.
+
+The data come from :mod:`pytest_niah.results.history`; each table has one row per run
+(save date, run name, commit, model identity) and one column per length with the metric
+and its 95% interval, then two rows that measure drift: the total change from the first run
+to the last (the sum of the steps between consecutive runs) and the largest single step.
+A length whose total is larger than every single step gets a drift line below the table.
+matplotlib is imported only by :func:`history_figure`.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_niah.display import fmt, signed
+from pytest_niah.report.escape import html_text, md_text, one_line
+from pytest_niah.report.figures import MatplotlibMissingError
+from pytest_niah.report.html import CSS, table
+from pytest_niah.report.tables import markdown_table
+from pytest_niah.report.terminal import WIDTH, aligned, metric_digits
+from pytest_niah.results.history import (
+    DRIFT_MIN,
+    Drift,
+    History,
+    Point,
+    Series,
+    metric_label,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "DRIFT_EXPLAINED",
+    "history_figure",
+    "history_html",
+    "history_lines",
+    "history_markdown",
+    "history_section",
+]
+
+DRIFT_EXPLAINED = (
+    "Drift: per length, the total change from the first run to the last is the sum of the "
+    "changes between consecutive runs. When the total is larger than every single change "
+    "(and at least {min_change:g}), the runs drifted slowly: each upgrade may have passed "
+    "its --niah-compare-fail allowance against the run before while the total did not."
+)
+_NAME_CHARS = 24
+_TICK_CHARS = 14
+TOTAL_ROW = "total change"
+STEP_ROW = "largest step"
+
+
+@dataclass(frozen=True)
+class _Table:
+    """One metric's table of one series: info columns, length columns, their rows."""
+
+    info_header: list[str]
+    info_rows: list[list[str]]
+    length_header: list[str]
+    length_rows: list[list[str]]
+
+
+# -- terminal ---------------------------------------------------------------------------------
+
+
+def history_lines(
+    history: History,
+    metrics: Sequence[str],
+    *,
+    min_change: float = DRIFT_MIN,
+    width: int = WIDTH,
+) -> list[str]:
+    """The history as plain-text lines of at most ``width`` columns.
+
+    Per model label: a title line, then per metric a table (length columns that do not fit
+    continue in a block below, keeping the ``#`` and ``run`` columns), then a drift line for
+    each length that drifted.
+    """
+    lines: list[str] = []
+    for series in history.series:
+        if lines:
+            lines.append("")
+        lines += _wrap(_title(series), width)
+        for note in _notes(series):
+            lines += _wrap(f"  {note}", width, indent="    ")
+        for metric in metrics:
+            lines.append(f"{metric_label(metric)}{_ci(series, metric)}")
+            lines += _blocks(_cells(series, metric, _NAME_CHARS), width)
+            drifts = series.drift(metric, min_change=min_change)
+            for text in _drift_texts(series, drifts):
+                lines += _wrap(f"  drift: {text}", width, indent="    ")
+            if len(series.runs) > 1 and not any(d.flagged for d in drifts):
+                lines += _wrap(
+                    f"  no drift: no length's total change is {min_change:g} or more and "
+                    "larger than its largest single step",
+                    width,
+                    indent="    ",
+                )
+    return lines
+
+
+# -- markdown ---------------------------------------------------------------------------------
+
+
+def history_markdown(
+    history: History, metrics: Sequence[str], *, min_change: float = DRIFT_MIN
+) -> str:
+    """The history as markdown (``history.md``): every text from the user is escaped."""
+    parts = ["# History of saved runs", "", md_text(DRIFT_EXPLAINED.format(min_change=min_change))]
+    for series in history.series:
+        parts += ["", f"## {md_text(_title(series))}"]
+        for note in _notes(series):
+            parts += ["", md_text(note)]
+        for metric in metrics:
+            parts += ["", f"### {md_text(metric_label(metric) + _ci(series, metric))}", ""]
+            cells = _cells(series, metric, None)
+            body = [i + c for i, c in zip(cells.info_rows, cells.length_rows, strict=True)]
+            parts += markdown_table(
+                cells.info_header + cells.length_header, body, left=len(cells.info_header)
+            )
+            drifts = series.drift(metric, min_change=min_change)
+            texts = _drift_texts(series, drifts)
+            if texts:
+                parts.append("")
+                parts += [f"- **Drift**: {md_text(text)}" for text in texts]
+            elif len(series.runs) > 1:
+                parts += ["", "No drift beyond the largest single step."]
+    if history.skipped:
+        parts += ["", "## Left out", ""]
+        parts += [f"- {md_text(item.reason)}" for item in history.skipped]
+    return "\n".join(parts) + "\n"
+
+
+# -- HTML -------------------------------------------------------------------------------------
+
+
+def history_section(
+    history: History,
+    metrics: Sequence[str],
+    png: bytes | None = None,
+    *,
+    min_change: float = DRIFT_MIN,
+) -> str:
+    """The history as one ``<section id="history">`` that report.html can include.
+
+    Args:
+        history: The series to show.
+        metrics: The metrics, one table each per series.
+        png: The plot (:func:`history_figure`), embedded as a data URI; none when ``None``.
+        min_change: The smallest total change called drift.
+    """
+    parts = [
+        '<section id="history"><h2>History of saved runs</h2>',
+        f'<p class="muted">{html_text(DRIFT_EXPLAINED.format(min_change=min_change))}</p>',
+    ]
+    if png is not None:
+        data = base64.b64encode(png).decode("ascii")
+        alt = "History: " + ", ".join(s.label for s in history.series)
+        parts.append(
+            f'<figure id="history-plot"><img src="data:image/png;base64,{data}" '
+            f'alt="{html_text(alt)}"><figcaption><b>History.</b> Each length&#x27;s value '
+            "per saved run, oldest first, with its 95% interval; labels mark the runs whose "
+            "model identity changed.</figcaption></figure>"
+        )
+    for series in history.series:
+        parts.append(f"<h3>{html_text(_title(series))}</h3>")
+        parts.extend(f'<p class="muted">{html_text(n)}</p>' for n in _notes(series))
+        for metric in metrics:
+            cells = _cells(series, metric, None)
+            body = [i + c for i, c in zip(cells.info_rows, cells.length_rows, strict=True)]
+            parts.append(f"<h4>{html_text(metric_label(metric) + _ci(series, metric))}</h4>")
+            parts.append(
+                table(
+                    cells.info_header + cells.length_header,
+                    body,
+                    numeric_from=len(cells.info_header),
+                )
+            )
+            texts = _drift_texts(series, series.drift(metric, min_change=min_change))
+            if texts:
+                items = "".join(f"<li><b>Drift</b>: {html_text(t)}</li>" for t in texts)
+                parts.append(f'<ul class="verdicts">{items}</ul>')
+    if history.skipped:
+        items = "".join(f"<li>{html_text(s.reason)}</li>" for s in history.skipped)
+        parts.append(f'<h3>Left out</h3><ul class="verdicts">{items}</ul>')
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def history_html(
+    history: History,
+    metrics: Sequence[str],
+    png: bytes | None = None,
+    *,
+    min_change: float = DRIFT_MIN,
+) -> str:
+    """A self-contained page (``history.html``) holding :func:`history_section`."""
+    labels = ", ".join(s.label for s in history.series)
+    section = history_section(history, metrics, png, min_change=min_change)
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{html_text('pytest-niah history: ' + labels)}</title>",
+            f"<style>{CSS}</style>",
+            "</head>",
+            "<body>",
+            "<main>",
+            f'<header><h1>pytest-niah history</h1><p class="lead">{html_text(labels)}</p></header>',
+            section,
+            "</main>",
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
+
+
+# -- plot -------------------------------------------------------------------------------------
+
+
+def history_figure(
+    history: History, metrics: Sequence[str], *, min_change: float = DRIFT_MIN
+) -> bytes:
+    """The history plot as PNG bytes: one panel per model label and metric, stacked.
+
+    x is the run order (ticks name each run and its commit), one line per length with its
+    95% interval as error bars, and a label above each run whose model identity differs
+    from the run before (the first run's included). A panel's title names the lengths
+    that drifted (see :class:`~pytest_niah.results.history.Drift`).
+
+    Raises:
+        MatplotlibMissingError: matplotlib is not installed; the message names the extra.
+    """
+    _require_matplotlib()
+    from pytest_niah.report.figures import (
+        CHANCE_COLOR,
+        MARKERS,
+        PALETTE,
+        _figure,
+        _outside_legend,
+        _png,
+        _style,
+    )
+
+    panels = [(s, m) for s in history.series for m in metrics]
+    lengths = sorted({n for s in history.series for n in s.lengths})
+    colors = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(lengths)}
+    markers = {n: MARKERS[i % len(MARKERS)] for i, n in enumerate(lengths)}
+    with _style():
+        fig, axes = _figure(len(panels) or 1, row_height=3.8)
+        for ax, (series, metric) in zip(axes, panels, strict=False):
+            count = len(series.runs)
+            # Lengths sit side by side around each run, so their error bars do not overlap.
+            spread = 0.25 / max(1, len(series.lengths) - 1)
+            for j, length in enumerate(series.lengths):
+                offset = (j - (len(series.lengths) - 1) / 2) * spread
+                _length_line(
+                    ax,
+                    series.points(metric, length),
+                    offset,
+                    f"{length} tokens",
+                    colors[length],
+                    markers[length],
+                )
+            if metric in ("auc", "comparative_ratio"):
+                ax.axhline(
+                    0.5, color=CHANCE_COLOR, linestyle="--", linewidth=1.0, label="chance (0.5)"
+                )
+                ax.set_ylim(-0.03, 1.1)
+            _identity_marks(ax, series)
+            # Many runs: slanted names stay readable.
+            slant: dict[str, Any] = (
+                {"rotation": 45, "ha": "right", "rotation_mode": "anchor"} if count > 8 else {}
+            )
+            ax.set_xticks(
+                range(count),
+                [f"{_short(r.name, _TICK_CHARS)}\n{r.commit_text}" for r in series.runs],
+                **slant,
+            )
+            ax.set_xlim(-0.6, count - 0.4)
+            ax.set_xlabel("saved run, oldest first (name, commit)")
+            drifted = [d.length for d in series.drift(metric, min_change=min_change) if d.flagged]
+            drift = f" · drift at {', '.join(map(str, drifted))}" if drifted else ""
+            ax.set_title(
+                f"{one_line(series.label)} · {series.arm}/{series.scoring} · "
+                f"{metric_label(metric)}{drift}"
+            )
+            ax.set_ylabel(metric_label(metric))
+        if not panels:
+            axes[0].text(0.5, 0.5, "no saved runs", transform=axes[0].transAxes, ha="center")
+        _outside_legend(fig, axes, title="haystack length")
+        return _png(fig)
+
+
+# -- shared pieces ----------------------------------------------------------------------------
+
+
+def _require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise MatplotlibMissingError(
+            "the history plot needs matplotlib, from the extra pytest-niah[report]: "
+            "pip install 'pytest-niah[report]'"
+        ) from exc
+
+
+def _length_line(
+    ax: Axes, points: Sequence[Point | None], offset: float, name: str, color: str, marker: str
+) -> None:
+    xs = [i + offset for i in range(len(points))]
+    ys = [math.nan if p is None else p.value for p in points]
+    low = [p.value - p.low if p is not None and p.has_interval else 0.0 for p in points]
+    high = [p.high - p.value if p is not None and p.has_interval else 0.0 for p in points]
+    ax.errorbar(
+        xs,
+        ys,
+        yerr=[
+            [max(v, 0.0) if math.isfinite(v) else 0.0 for v in low],
+            [max(v, 0.0) if math.isfinite(v) else 0.0 for v in high],
+        ],
+        color=color,
+        marker=marker,
+        capsize=3,
+        elinewidth=1.0,
+        label=name,
+    )
+
+
+def _identity_marks(ax: Axes, series: Series) -> None:
+    for i in series.identity_changes():
+        if i > 0:
+            ax.axvline(i - 0.5, color="#999999", linestyle=":", linewidth=1.0)
+        ax.annotate(
+            f"model {series.runs[i].identity}",
+            xy=(i, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(0, -2),
+            textcoords="offset points",
+            ha="center",
+            va="top",
+            fontsize=8,
+            color="#444444",
+        )
+
+
+def _title(series: Series) -> str:
+    runs = series.runs
+    span = runs[0].date if runs[0].date == runs[-1].date else f"{runs[0].date} to {runs[-1].date}"
+    count = f"{len(runs)} run{'s' if len(runs) != 1 else ''}"
+    return f"{series.label}, arm {series.arm}, scoring {series.scoring}: {count}, {span}"
+
+
+def _ci(series: Series, metric: str) -> str:
+    has = any(
+        p is not None and p.has_interval for n in series.lengths for p in series.points(metric, n)
+    )
+    return " [95% CI] per length" if has else " per length"
+
+
+def _notes(series: Series) -> list[str]:
+    notes = []
+    changes = [i for i in series.identity_changes() if i > 0]
+    if changes:
+        runs = ", ".join(f"#{i + 1} ({series.runs[i].name})" for i in changes)
+        notes.append(f"note: the model identity changed at run {runs}")
+    if len(series.machines) > 1:
+        notes.append(
+            f"note: runs from {len(series.machines)} machines: " + ", ".join(series.machines)
+        )
+    return notes
+
+
+def _cells(series: Series, metric: str, name_chars: int | None) -> _Table:
+    digits = metric_digits(metric)
+    several = len(series.machines) > 1
+    info_header = ["#", "saved", "run", "commit", "model", *(["machine"] if several else [])]
+    info_rows = []
+    for i, run in enumerate(series.runs):
+        name = one_line(run.name) if name_chars is None else _short(run.name, name_chars)
+        row = [str(i + 1), run.date, name, run.commit_text, run.identity]
+        info_rows.append(row + ([run.machine] if several else []))
+    length_rows = [
+        [_cell(series.point(i, metric, n), digits) for n in series.lengths]
+        for i in range(len(series.runs))
+    ]
+    if len(series.runs) > 1:
+        drifts = series.drift(metric)
+        blank = [""] * (len(info_header) - 3)
+        first_last = f"{TOTAL_ROW} #1→#{len(series.runs)}"
+        info_rows.append(["", "", first_last, *blank])
+        length_rows.append([signed(d.total, digits) for d in drifts])
+        info_rows.append(["", "", STEP_ROW, *blank])
+        length_rows.append([signed(d.largest, digits) for d in drifts])
+    return _Table(info_header, info_rows, [str(n) for n in series.lengths], length_rows)
+
+
+def _cell(point: Point | None, digits: int) -> str:
+    if point is None:
+        return "-"
+    if not point.has_interval:
+        return fmt(point.value, digits)
+    return (
+        f"{fmt(point.value, digits)} [{fmt(point.low, digits - 1)},{fmt(point.high, digits - 1)}]"
+    )
+
+
+def _blocks(cells: _Table, width: int) -> list[str]:
+    """Aligned tables, the length columns split into blocks that fit ``width``."""
+    left = len(cells.info_header)
+    lines = aligned(cells.info_header, [list(r) for r in cells.info_rows], left=left)
+    info_width = max(len(line) for line in lines)
+    # The "#" and "run" columns carry on into continuation blocks.
+    keep = [0, 2]
+    kept = aligned(
+        [cells.info_header[k] for k in keep],
+        [[r[k] for k in keep] for r in cells.info_rows],
+        left=2,
+    )
+    kept_width = max(len(line) for line in kept)
+    col_widths = [
+        max(len(cells.length_header[j]), *(len(r[j]) for r in cells.length_rows))
+        for j in range(len(cells.length_header))
+    ]
+    # The first block holds the run columns and what fits beside them (maybe nothing).
+    # Every line starts with two spaces.
+    blocks: list[list[int]] = [[]]
+    used = 2 + info_width
+    for j, w in enumerate(col_widths):
+        if used + 2 + w <= width:
+            blocks[-1].append(j)
+            used += 2 + w
+        else:
+            blocks.append([j])
+            used = 2 + kept_width + 2 + w
+    out: list[str] = []
+    for b, columns in enumerate(blocks):
+        header = cells.info_header if b == 0 else [cells.info_header[k] for k in keep]
+        info = cells.info_rows if b == 0 else [[r[k] for k in keep] for r in cells.info_rows]
+        body = [
+            i + [row[j] for j in columns] for i, row in zip(info, cells.length_rows, strict=True)
+        ]
+        if b:
+            out.append("  (continued)")
+        out.extend(
+            "  " + line
+            for line in aligned(
+                header + [cells.length_header[j] for j in columns], body, left=len(header)
+            )
+        )
+    return out
+
+
+def _drift_texts(series: Series, drifts: Sequence[Drift]) -> list[str]:
+    out = []
+    for d in drifts:
+        if not d.flagged:
+            continue
+        digits = metric_digits(d.metric)
+        first, last = series.runs[d.first], series.runs[d.last]
+        out.append(
+            f"{metric_label(d.metric)} at {d.length} tokens moved {signed(d.total, digits)} "
+            f"from run #{d.first + 1} ({one_line(first.name)}) to run #{d.last + 1} "
+            f"({one_line(last.name)}), the sum of {len(d.steps)} steps none larger than "
+            f"{fmt(abs(d.largest), digits)}: no comparison with the previous run showed it"
+        )
+    return out
+
+
+def _short(text: str, chars: int) -> str:
+    flat = one_line(text)
+    return flat if len(flat) <= chars else flat[: chars - 1] + "…"
+
+
+def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
+    return textwrap.wrap(text, width=width, subsequent_indent=indent, break_long_words=True) or [""]
