@@ -1,0 +1,169 @@
+"""Sharding: N jobs embed disjoint shares; the gate job measures byte-identical results."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_niah.config.niah import NiahConfig
+from pytest_niah.errors import ConfigError, ShardError
+from pytest_niah.experiment import run_experiment
+from pytest_niah.shards import Shard, read_part, results_from_shards, run_shard, shares, write_part
+
+
+@pytest.fixture(scope="module")
+def config(shared_corpus_dir: Path) -> NiahConfig:
+    return NiahConfig(
+        model="packaged-static",
+        corpus=str(shared_corpus_dir),
+        lengths=(128, 1024),
+        positions=3,
+        groups=("dietary-01", "location-02", "vehicle-01"),
+        arms=("onehop", "literal"),
+        scoring=("whole", "chunk-max"),
+        bootstrap=200,
+        device="cpu",
+    )
+
+
+@pytest.fixture(scope="module")
+def unsharded(config: NiahConfig) -> str:
+    return run_experiment(config, cache_dir=None).to_json()
+
+
+@pytest.fixture(scope="module")
+def sharded(config: NiahConfig, tmp_path_factory: pytest.TempPathFactory):
+    """Folders of parts for N = 1, 2, 3, each job with its own (cold) cache."""
+    folders = {}
+    for count in (1, 2, 3):
+        folder = tmp_path_factory.mktemp(f"parts-{count}")
+        for index in range(1, count + 1):
+            cache = tmp_path_factory.mktemp(f"cache-{count}-{index}")
+            run_shard(config, Shard(index, count), folder, cache_dir=cache)
+        folders[count] = folder
+    return folders
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_sharded_results_are_byte_identical_to_an_unsharded_run(
+    config, unsharded, sharded, count, monkeypatch
+):
+    import pytest_niah.embed.loader as loader
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the gate job loaded a model")
+
+    monkeypatch.setattr(loader, "load_embedder", no_model)
+    assert results_from_shards(config, sharded[count]).to_json() == unsharded
+
+
+def test_each_input_is_embedded_by_exactly_one_job(sharded):
+    parts = [read_part(p) for p in sorted(sharded[3].glob("part-*.npz"))]
+    keys = [set(p.keys) for p in parts]
+    assert all(keys) and not (keys[0] & keys[1] or keys[0] & keys[2] or keys[1] & keys[2])
+    tokens = parts[0].manifest["layout"]["plan"]["tokens"]
+    assert set().union(*keys) == set(tokens)
+    loads = [sum(tokens[k] for k in share) for share in keys]
+    assert max(loads) - min(loads) <= max(tokens.values())  # balanced by tokens
+
+
+def test_shares_are_deterministic_and_balanced_by_tokens():
+    tokens = {f"k{i:02d}": size for i, size in enumerate([900, 100, 100, 100, 500, 400, 30])}
+    first = shares(tokens, 2)
+    assert first == shares(dict(reversed(list(tokens.items()))), 2)
+    loads = [sum(tokens[k] for k in share) for share in first]
+    assert loads == [1030, 1100] or loads == [1100, 1030]
+    assert sorted(k for share in shares(tokens, 3) for k in share) == sorted(tokens)
+
+
+@pytest.mark.parametrize("value", ["0/2", "3/2", "2", "a/b", "1/0", ""])
+def test_a_bad_shard_is_a_usage_error_naming_the_value(value):
+    with pytest.raises(ConfigError, match="K/N"):
+        Shard.parse(value)
+
+
+def test_shard_parsing():
+    assert Shard.parse(" 2/ 3") == Shard(2, 3) and str(Shard(2, 3)) == "2/3"
+    assert Shard(2, 3).file_name == "part-002-of-003.npz"
+
+
+def gathered(sharded, tmp_path: Path, count: int = 3) -> Path:
+    folder = tmp_path / "parts"
+    shutil.copytree(sharded[count], folder)
+    return folder
+
+
+def test_a_missing_part_is_named(config, sharded, tmp_path):
+    folder = gathered(sharded, tmp_path)
+    (folder / "part-002-of-003.npz").unlink()
+    with pytest.raises(ShardError, match=r"lacks 1 of 3 parts \(part-002-of-003.npz\)"):
+        results_from_shards(config, folder)
+
+
+def test_a_folder_without_parts_is_named(config, tmp_path):
+    with pytest.raises(ShardError, match=f"no part files.*{tmp_path.name}"):
+        results_from_shards(config, tmp_path)
+
+
+def test_a_part_of_another_shard_count_is_named(config, sharded, tmp_path):
+    folder = gathered(sharded, tmp_path)
+    shutil.copy(sharded[2] / "part-001-of-002.npz", folder)
+    mixed = r"part-001-of-00[23]\.npz is part of [23] jobs but part-001-of-00[23]\.npz of [23]"
+    with pytest.raises(ShardError, match=mixed):
+        results_from_shards(config, folder)
+
+
+def test_a_duplicated_part_is_named(config, sharded, tmp_path):
+    folder = gathered(sharded, tmp_path)
+    part = read_part(folder / "part-001-of-003.npz")
+    write_part(folder / "part-001-of-003.npz.npz", part.manifest, part.keys, part.vectors)
+    (folder / "part-001-of-003.npz.npz").rename(folder / "part-01-of-003.npz")
+    with pytest.raises(ShardError, match="shard 1/3 appears twice"):
+        results_from_shards(config, folder)
+
+
+def test_a_foreign_part_is_named(config, sharded, tmp_path):
+    folder = gathered(sharded, tmp_path)
+    part = read_part(folder / "part-003-of-003.npz")
+    manifest = json.loads(json.dumps(part.manifest))
+    manifest["config"]["seed"] = 7
+    write_part(folder / "part-003-of-003.npz", manifest, part.keys, part.vectors)
+    with pytest.raises(ShardError, match=r"part-003-of-003.npz comes from another run.*seed"):
+        results_from_shards(config, folder)
+
+
+def test_a_part_holding_another_share_is_named(config, sharded, tmp_path):
+    folder = gathered(sharded, tmp_path)
+    part = read_part(folder / "part-002-of-003.npz")
+    write_part(folder / "part-002-of-003.npz", part.manifest, part.keys[1:], part.vectors[1:])
+    with pytest.raises(ShardError, match=r"part-002-of-003\.npz holds other inputs"):
+        results_from_shards(config, folder)
+
+
+def test_a_damaged_part_is_named(config, sharded, tmp_path):
+    folder = gathered(sharded, tmp_path)
+    (folder / "part-001-of-003.npz").write_bytes(b"not a zip")
+    with pytest.raises(ShardError, match=r"part-001-of-003\.npz is not a readable"):
+        results_from_shards(config, folder)
+
+
+def test_other_options_in_the_gate_job_are_refused_naming_them(config, sharded):
+    other = NiahConfig(**(config.to_dict() | {"bootstrap": 100}))
+    with pytest.raises(ShardError, match="bootstrap: 100 here, 200 in the parts"):
+        results_from_shards(other, sharded[2])
+
+
+def test_the_lexical_baseline_cannot_be_sharded(shared_corpus_dir, tmp_path):
+    config = NiahConfig(model="lexical:tfidf", corpus=str(shared_corpus_dir), lengths=(128,))
+    with pytest.raises(ConfigError, match="cannot be split"):
+        run_shard(config, Shard(1, 2), tmp_path)
+
+
+def test_vectors_in_a_part_are_the_model_s(config, sharded):
+    part = read_part(sharded[1] / "part-001-of-001.npz")
+    assert part.vectors.dtype == np.float32 and part.vectors.shape[0] == len(part.keys)
+    assert np.isfinite(part.vectors).all()
