@@ -1,33 +1,40 @@
-"""Benchmarks (pytest-benchmark): embedding throughput per length, haystack building, tables.
+"""Benchmarks (pytest-benchmark) of the engine's parts, and a smoke run of the grid bench.
 
-pytest-benchmark turns itself off under xdist (CI runs ``-n 2``) and with
-``--benchmark-disable``: the fixture then calls the function once and keeps no statistics.
+The test run passes ``--benchmark-disable`` (pyproject.toml; xdist, which CI runs with
+``-n 2``, would turn benchmarks off anyway, with a warning): the fixture then calls the
+function once and keeps no statistics.
 These tests time every call themselves, so ``extra_info`` (tokens per second) is filled
-either way, and they check what the benchmarked function returned in every mode.
+either way, and they check what the benchmarked function returned in every mode. Speed
+targets are ratios printed by ``benchmarks/bench_grid.py``, never asserted here.
 
-    python -m pytest tests/test_benchmarks.py                       # timed, 3 rounds each
-    python -m pytest tests/test_benchmarks.py -m "not slow"         # no model
-    python -m pytest tests/test_benchmarks.py --benchmark-disable   # one call each, checks only
+    python -m pytest tests/test_benchmarks.py -p no:xdist --benchmark-enable   # timed
+    python -m pytest tests/test_benchmarks.py -m "not slow"         # no model, checks only
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from pytest_niah.embed.embedders import PACKAGED_MINILM, SentenceTransformerEmbedder
 from pytest_niah.haystacks.builder import HaystackBuilder
+from pytest_niah.haystacks.grid import case_id, control_id
+from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, make_input
 from pytest_niah.inputs.needles import builtin_needle_set
-from pytest_niah.measure.analysis import summarize
 from pytest_niah.measure.records import CaseResult, NegativeScores
+from pytest_niah.measure.tables import summarize
 
 LENGTHS = (128, 512, 2048)
 ROUNDS = 3
 SEED = 42
+REPO = Path(__file__).resolve().parents[1]
 
 
 class Clock:
@@ -58,66 +65,71 @@ def record(benchmark: Any, clock: Clock, **rates: float) -> None:
 
 
 @pytest.fixture(scope="module")
-def minilm() -> SentenceTransformerEmbedder:
-    return SentenceTransformerEmbedder(PACKAGED_MINILM, device="cpu")
+def minilm():
+    from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder("packaged-minilm", device="cpu")
+    yield embedder
+    embedder.close()
 
 
-@pytest.fixture(scope="module")
-def haystack_texts(shared_corpus, minilm) -> Callable[[int], list[str]]:
-    """A few haystacks per length (2 groups x (1 control + 3 needle positions)), built once."""
-    built: dict[int, list[str]] = {}
-    needle_set = builtin_needle_set().select(["dietary-01", "location-01"])
-
-    def texts(length: int) -> list[str]:
-        if length not in built:
-            builder = HaystackBuilder(shared_corpus, needle_set, minilm.token_spans, SEED)
-            haystacks = builder.build((length,), 3, ("onehop",), ("default",), 1)
-            built[length] = [h.text for h in haystacks]
-        return built[length]
-
-    return texts
+def haystacks(corpus, tokenizer, length: int, groups=("dietary-01", "location-01")):
+    """Needle haystacks and controls of two groups at one length (3 positions, one order)."""
+    needle_set = builtin_needle_set()
+    builder = HaystackBuilder(corpus, needle_set, tokenizer, SEED)
+    chosen = [g for g in needle_set.groups if g.id in groups]
+    out = []
+    for group in chosen:
+        block = builder.block(group, length, 3, ("onehop",), ("default",))
+        out.extend(block.haystacks)
+    return out
 
 
 @pytest.mark.slow
 @pytest.mark.benchmark(group="encode-documents")
 @pytest.mark.parametrize("length", LENGTHS)
-def test_encode_documents_throughput(benchmark, minilm, haystack_texts, length):
-    texts = haystack_texts(length)
-    assert len(texts) == 8
-    clock = Clock(minilm.encode_documents)
-    vectors = benchmark.pedantic(clock, args=(texts,), rounds=ROUNDS, iterations=1)
-    assert vectors.shape == (len(texts), 384)
+def test_encode_documents_throughput(benchmark, minilm, shared_corpus, length):
+    built = haystacks(shared_corpus, minilm.tokenizer, length)
+    window = minilm.windows.document
+    encodings = minilm.tokenizer.encode_batch([h.text for h in built])
+    inputs: list[ModelInput] = [
+        make_input(DOCUMENT, encoding, h.text, window, keep_text=False)
+        for encoding, h in zip(encodings, built, strict=True)
+    ]
+    assert len(inputs) == 2 * (3 + 1)
+    clock = Clock(minilm.encode)
+    vectors = benchmark.pedantic(clock, args=(inputs,), rounds=ROUNDS, iterations=1)
+    assert vectors.shape == (len(inputs), 384)
     assert np.isfinite(vectors).all()
-    read = min(length, minilm.max_tokens)  # MiniLM reads 254 document tokens, then truncates
-    benchmark.extra_info.update(length=length, texts=len(texts), tokens_read_per_text=read)
-    record(
-        benchmark,
-        clock,
-        texts=len(texts),
-        haystack_tokens=length * len(texts),
-        model_tokens=read * len(texts),
-    )
+    read = min(length, window)  # MiniLM reads 254 document tokens of a longer haystack
+    assert {i.tokens for i in inputs} == {read}
+    benchmark.extra_info.update(length=length, texts=len(inputs), tokens_read_per_text=read)
+    record(benchmark, clock, texts=len(inputs), model_tokens=read * len(inputs))
 
 
 @pytest.mark.benchmark(group="build-haystacks")
-def test_build_haystacks(benchmark, shared_corpus, minilm_spans):
-    """Token-exact assembly: one group, 512 and 2048 tokens, 4 positions, both orders."""
-    needle_set = builtin_needle_set().select(["dietary-01"])
-    lengths = (512, 2048)
+def test_build_haystacks(benchmark, shared_corpus, minilm_tokenizer):
+    """Token-exact assembly of one group's block at 512 and 2048 tokens (4 positions, 2 orders)."""
+    needle_set = builtin_needle_set()
+    group = needle_set.groups[0]
     for book in shared_corpus.books:
         _ = book.sentences  # split once, outside the timed calls
 
     def build() -> list[Any]:
-        # A new builder per call: its per-sentence token counts start empty, as in a run.
-        builder = HaystackBuilder(shared_corpus, needle_set, minilm_spans, SEED)
-        return builder.build(lengths, 4, ("onehop",), ("default", "inverted"), 1)
+        # A new builder per call: its sentence token counts start empty, as in a cold run.
+        builder = HaystackBuilder(shared_corpus, needle_set, minilm_tokenizer, SEED)
+        blocks = [
+            builder.block(group, length, 4, ("onehop",), ("default", "inverted"))
+            for length in (512, 2048)
+        ]
+        return [h for block in blocks for h in block.haystacks]
 
     clock = Clock(build)
-    haystacks = benchmark.pedantic(clock, rounds=ROUNDS, iterations=1)
-    assert len(haystacks) == len(lengths) * (1 + 4 * 2)
-    counts = [len(spans) for spans in minilm_spans([h.text for h in haystacks])]
-    assert counts == [h.length for h in haystacks]
-    record(benchmark, clock, haystacks=len(haystacks), tokens=sum(counts))
+    built = benchmark.pedantic(clock, rounds=ROUNDS, iterations=1)
+    assert len(built) == 2 * (1 + 4 * 2)
+    counts = [len(e.ids) for e in minilm_tokenizer.encode_batch([h.text for h in built])]
+    assert counts == [h.length for h in built]
+    record(benchmark, clock, haystacks=len(built), tokens=sum(counts))
 
 
 def synthetic_cases(
@@ -126,25 +138,26 @@ def synthetic_cases(
     """A results-sized case list: every arm x group x length x order x position, seeded."""
     rng = np.random.default_rng(SEED)
     categories = ("dietary", "medical", "language", "location", "profession", "hobby", "vehicle")
+    ids = [f"{categories[g % len(categories)]}-{g:02d}" for g in range(groups)]
     cases, negatives = [], []
     for a in range(arms):
         arm = f"arm{a}"
-        for g in range(groups):
-            group_id = f"{categories[g % len(categories)]}-{g:02d}"
-            for length in (128 << i for i in range(lengths)):
+        for length in (128 << i for i in range(lengths)):
+            controls = [control_id(g, length, 0) for g in ids]
+            control_scores = {g: float(rng.normal(0.2, 0.05)) for g in ids}
+            for group_id in ids:
+                scores = tuple(float(s) for s in rng.normal(0.2, 0.05, groups))
                 negatives.append(
-                    NegativeScores(
-                        arm, "whole", group_id, length, tuple(rng.normal(0.2, 0.05, groups))
-                    )
+                    NegativeScores(arm, "whole", group_id, length, tuple(controls), scores)
                 )
-                control = float(rng.normal(0.2, 0.05))
                 for order in ("default", "inverted"):
                     for p in range(positions):
                         cos_qh = float(rng.normal(0.25, 0.05))
                         cos_qn = float(rng.uniform(0.3, 0.7))
+                        offset = p * length // positions
                         cases.append(
                             CaseResult(
-                                id=f"{group_id}-{arm}-{order}-L{length}-p{p:02d}",
+                                id=case_id(group_id, arm, order, length, p),
                                 group_id=group_id,
                                 category=group_id.split("-")[0],
                                 arm=arm,
@@ -154,14 +167,16 @@ def synthetic_cases(
                                 position=p,
                                 relative_position=p / (positions - 1),
                                 name="Name",
-                                needle_offset=p * length // positions,
+                                needle_offset=offset,
                                 needle_tokens=12,
-                                truncated=p * length // positions >= 254,
+                                truncated=offset >= 254,
                                 cos_qh=cos_qh,
                                 cos_qn=cos_qn,
                                 normalized=cos_qh / cos_qn,
-                                control_score=control,
-                                found=cos_qh > control,
+                                control_score=control_scores[group_id],
+                                found=cos_qh > control_scores[group_id],
+                                control_id=control_id(group_id, length, 0),
+                                unread=offset >= 254,
                             )
                         )
     return cases, negatives
@@ -178,4 +193,32 @@ def test_summarize_large_case_list(benchmark):
     per_length = [r for r in rows if r.by == "length"]
     assert all(r.n_cases == 28 * 2 * 10 and r.n_questions == 28 for r in per_length)
     assert all(0.0 <= r.auc <= 1.0 for r in per_length)
+    assert sum(r.unread for r in per_length) == sum(c.unread for c in cases)
     record(benchmark, clock, cases=len(cases), rows=len(rows))
+
+
+@pytest.mark.slow
+def test_the_grid_bench_runs_and_prints_its_ratios(tmp_path: Path, shared_corpus_dir: Path):
+    """``benchmarks/bench_grid.py`` on a tiny grid: every step reports a number and a verdict."""
+    out = tmp_path / "bench.json"
+    command = [
+        sys.executable,
+        str(REPO / "benchmarks" / "bench_grid.py"),
+        "--model=packaged-static",
+        f"--corpus={shared_corpus_dir}",
+        "--lengths=128,512",
+        "--positions=3",
+        "--groups=dietary,vehicle",
+        "--skip=d,e",
+        f"--json={out}",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    ratios = report["ratios"]
+    assert set(ratios) == {"cold", "warm"} and min(ratios.values()) > 0, ratios
+    assert "(b) cold run / (a) bare encode" in done.stdout and "(c) warm pytest" in done.stdout
+    assert report["machine"]["python"] and report["grid"]["model"] == "packaged-static"
+    warm = report["results"]["c"]
+    assert warm["warm_rc"] == warm["cold_rc"] == 0, warm
+    assert warm["outcomes"] == warm["trivial_outcomes"], warm

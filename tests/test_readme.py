@@ -27,7 +27,7 @@ OPTIONS_END = "<!-- options: end -->"
 
 
 def test_the_option_table_is_the_generated_one():
-    # Run `pytest-niah options --update-readme` after changing an option.
+    # After changing an option, paste `pytest-niah options` between the two markers.
     start = README.index(OPTIONS_START) + len(OPTIONS_START)
     end = README.index(OPTIONS_END)
     assert README[start:end].strip() == markdown_table().strip()
