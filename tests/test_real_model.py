@@ -150,7 +150,6 @@ def test_sentence_sized_chunks_keep_long_haystacks_above_chance(run):
         assert whole is not None and chunked is not None
         assert whole.high < 0.56, (length, whole)
         assert chunked.low > 0.5 and chunked.point > whole.high, (length, chunked, whole)
-        assert results.row("onehop", length, "chunk-max").auc > 0.6, length
 
 
 # -- verdicts on real embeddings (issue #13) ----------------------------------------------

@@ -45,7 +45,8 @@ class Scored:
 
         if sp.issparse(matrix):
             # Sparse rows are lexical: an empty row (no known word) honestly scores 0.
-            csr: Any = sp.csr_matrix(matrix).astype(np.float64)  # type: ignore[call-overload]
+            to_csr: Any = sp.csr_matrix  # scipy-stubs' overloads reject a matrix typed Any
+            csr: Any = to_csr(matrix).astype(np.float64)
             norms = np.sqrt(np.asarray(csr.multiply(csr).sum(axis=1)).ravel())
             bad = ~np.isfinite(norms)
             scale = np.where(bad | (norms == 0), 0.0, 1.0 / np.where(norms == 0, 1.0, norms))

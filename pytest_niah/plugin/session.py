@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,7 +97,6 @@ class NiahSession:
         shard: (K, N) when this job embeds only share K of N (``--niah-shard``).
         shard_dir: Where a shard job writes its part file.
         from_shards: Folder of gathered part files to measure from, loading no model.
-        started: When this session started (``--niah-compare=previous`` looks before it).
         written: Every file this session wrote (results, runs, reports, parts).
         output_errors: Outputs that could not be written, each with its cause.
         stopped: Why the run was stopped before its tests, or empty: then the summary and
@@ -127,7 +125,6 @@ class NiahSession:
     shard: tuple[int, int] | None = default("shard")
     shard_dir: str = default("shard_dir")
     from_shards: str = default("from_shards")
-    started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     written: list[Path] = field(default_factory=list)
     output_errors: list[str] = field(default_factory=list)
     stopped: str = ""
@@ -334,10 +331,10 @@ class NiahSession:
         """Find the run ``--niah-compare`` names for every model (fails early if missing)."""
         from pytest_niah.results.storage import resolve_run
 
+        # Resolved before this session saves anything, so "previous" is never this run; no
+        # time limit, as saved runs keep whole seconds and one saved a moment ago counts.
         for label in self.labels:
-            self._baseline_paths[label] = resolve_run(
-                ref, store=self.store_dir, label=label, before=self.started
-            )
+            self._baseline_paths[label] = resolve_run(ref, store=self.store_dir, label=label)
 
     def baseline_source(self, label: str) -> str:
         """The baseline file of one model, for messages."""

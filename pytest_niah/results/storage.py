@@ -352,7 +352,8 @@ def latest_run(
 ) -> Path | None:
     """The newest run saved for model ``label``: what ``--niah-compare=previous`` compares with.
 
-    Runs are ordered by ``saved_at``, then by name, then by path. A file that cannot be
+    Runs are ordered by ``saved_at``, then (within its second) by when the file was
+    written, then by name and path. A file that cannot be
     read is skipped with a :class:`~pytest_niah.errors.NiahWarning` naming it.
 
     Args:
@@ -369,7 +370,7 @@ def latest_run(
         The newest matching run's file, or ``None`` when there is none.
     """
     limit = None if before is None else _aware(before).replace(microsecond=0)
-    newest: tuple[datetime, str, str] | None = None
+    newest: tuple[datetime, int, str, str] | None = None
     found: Path | None = None
     for path in run_files(store, labels=[label], machine=machine):
         try:
@@ -379,10 +380,18 @@ def latest_run(
             continue
         if header.label != label or (limit is not None and header.saved_at >= limit):
             continue
-        key = (header.saved_at, header.name, str(path))
+        # Runs keep whole seconds: within one second the file written last is the newer.
+        key = (header.saved_at, _mtime_ns(path), header.name, str(path))
         if newest is None or key > newest:
             newest, found = key, path
     return found
+
+
+def _mtime_ns(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
 
 
 def _aware(moment: datetime) -> datetime:
