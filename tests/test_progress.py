@@ -1,4 +1,4 @@
-"""Progress of the long phases: live bars on a terminal, a line per phase elsewhere, none with -q."""
+"""Progress of the long phases: live bars on a terminal, a line per phase in logs, none with -q."""
 
 from __future__ import annotations
 
