@@ -117,3 +117,16 @@ def test_a_node_id_pasted_from_the_output_runs_exactly_that_case(niah):
     assert f"::{case.split('::', 1)[1]} PASSED" in result.stdout.str()
     gate = next(line for line in listed if "test_gate[" in line)
     niah.run(gate).assert_outcomes(passed=1)
+
+
+def test_last_failed_reruns_only_the_failed_gates(niah):
+    # --lf needs the cache provider, which the niah fixture's runs turn off: drop that.
+    args = niah.args("--niah-min-auc=0.99")
+    assert args[:2] == ["-p", "no:cacheprovider"]
+    first = niah.pytester.runpytest(*args[2:])
+    failed = first.parseoutcomes()["failed"]
+    assert failed > 0
+    again = niah.pytester.runpytest(*args[2:], "--lf")
+    outcomes = again.parseoutcomes()
+    assert outcomes["failed"] == failed and "passed" not in outcomes
+    assert outcomes["deselected"] == niah.n_cases + niah.n_gates - failed
