@@ -239,6 +239,19 @@ def _prepare(config: pytest.Config, niah: NiahSession) -> None:
         with capture.global_and_fixture_disabled() if capture else nullcontext():
             # Made here, with capturing off: the bar needs the real stderr (a terminal?).
             niah.progress = NoProgress() if quiet else ConsoleProgress()
+            problems = niah.problems_before_running()
+            if len(problems) > 1:
+                listed = "\n".join(
+                    f"  {n}. {label!r}: {exc}" for n, (label, exc) in enumerate(problems, 1)
+                )
+                niah.stopped = (
+                    f"pytest-niah could not run: {len(problems)} problems, each with its fix:"
+                    f"\n{listed}"
+                )
+                pytest.exit(niah.stopped, returncode=pytest.ExitCode.USAGE_ERROR)
+            if problems:
+                label, exc = problems[0]
+                raise exc
             for label in niah.labels:
                 if niah.shard is not None:
                     niah.write_shard(label)

@@ -23,6 +23,8 @@ from pytest_niah.inputs.needles import NeedleSet, load_needle_set
 
 if TYPE_CHECKING:
     from pytest_niah.embed.protocol import Embedder
+    from pytest_niah.errors import NiahError
+    from pytest_niah.experiment import Inputs
     from pytest_niah.measure.records import MetricRow
     from pytest_niah.measure.verdicts import Verdict
     from pytest_niah.progress import Progress
@@ -133,6 +135,7 @@ class NiahSession:
     _comparisons: dict[str, Comparison] = field(default_factory=dict, repr=False)
     _needle_sets: dict[str, NeedleSet] = field(default_factory=dict, repr=False)
     _embedders: dict[str, Embedder] = field(default_factory=dict, repr=False)
+    _inputs: dict[str, Inputs] = field(default_factory=dict, repr=False)
     _results: dict[str, NiahResults] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -185,6 +188,37 @@ class NiahSession:
             memo = self.cache_root if self.use_cache else None  # file hashes are a cache too
             self._embedders[label] = load_embedder(self.configs[label], memo_dir=memo)
         return self._embedders[label]
+
+    def inputs(self, label: str) -> Inputs:
+        """The needle set, corpus and expansions of one model's config (loaded once)."""
+        if label not in self._inputs:
+            from pytest_niah.experiment import load_inputs
+
+            config = self.configs[label]
+            self._inputs[label] = load_inputs(config, cache_dir=self.cache_root)
+        return self._inputs[label]
+
+    def problems_before_running(self) -> list[tuple[str, NiahError]]:
+        """Load every model's inputs and identify its model, collecting every problem.
+
+        Run before the first experiment, so that a corpus that will not download and a
+        model that cannot be found are both reported by one run, not one per run.
+        """
+        from pytest_niah.errors import NiahError
+
+        found: list[tuple[str, NiahError]] = []
+        for label in self.labels:
+            try:
+                self.inputs(label)
+            except NiahError as exc:
+                found.append((label, exc))
+            if self.from_shards:
+                continue  # the gate job of a sharded run loads no model
+            try:
+                self.embedder(label).identity  # noqa: B018 - locates the model, no load
+            except NiahError as exc:
+                found.append((label, exc))
+        return found
 
     def close(self) -> None:
         """Release models (multi-process pools)."""
@@ -246,7 +280,7 @@ class NiahSession:
 
     def write_shard(self, label: str) -> Path:
         """Embed this job's share of one model's inputs and write its part file."""
-        from pytest_niah.experiment import RunReport, load_inputs
+        from pytest_niah.experiment import RunReport
         from pytest_niah.shards import Shard, run_shard
 
         if self.shard is None:
@@ -258,7 +292,7 @@ class NiahSession:
             Shard(*self.shard),
             self.parts_dir(label),
             embedder=self.embedder(label),
-            inputs=load_inputs(config, cache_dir=self.cache_root),
+            inputs=self.inputs(label),
             cache_dir=self.cache_root,
             use_cache=self.use_cache,
             progress=self.progress,
@@ -268,7 +302,7 @@ class NiahSession:
         return part
 
     def _compute(self, label: str, path: Path) -> NiahResults:
-        from pytest_niah.experiment import RunReport, load_inputs, run_experiment
+        from pytest_niah.experiment import RunReport, run_experiment
 
         config = self.configs[label]
         if self.from_shards:
@@ -282,7 +316,7 @@ class NiahSession:
         report = RunReport()
         # Downloaded books always live under the cache root; with --niah-no-cache nothing
         # else is read or written there (embeddings, results, sentence token counts).
-        inputs = load_inputs(config, cache_dir=self.cache_root)
+        inputs = self.inputs(label)
         results = run_experiment(
             config,
             embedder=self.embedder(label),

@@ -86,3 +86,22 @@ def test_the_failing_model_of_several_is_named(niah_run):
 def test_quiet_runs_still_show_the_message(niah_run, quiet):
     result = run_with_empty_corpus(niah_run, quiet)
     niah_run.assert_stopped(result, LEXICAL, MESSAGE)
+
+
+def test_a_corpus_and_a_model_that_both_fail_are_reported_by_one_run(niah_run, monkeypatch):
+    """Offline, a book download and a hub model both fail: one run names both, each once."""
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("NIAH_GUTENBERG_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    result = niah_run.run("--niah-corpus=gutenberg", model="acme/no-such-model")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert "pytest-niah could not run: 2 problems, each with its fix:" in text
+    assert text.count(f"Downloading http://127.0.0.1:{port}/") == 1
+    assert text.count("could not load model 'acme/no-such-model'") == 1
+    assert "Traceback" not in text
+    assert "no tests ran" in text  # stopped before the first test
