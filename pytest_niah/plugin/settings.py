@@ -46,7 +46,9 @@ def _ini(config: pytest.Config, option: Option) -> Any:
         return None
     try:
         return config.getini(option.dest)
-    except pytest.UsageError:  # pytest's own bool parsing names neither key nor value
+    # pytest's own bool parsing names neither key nor value (UsageError from 9.1 on,
+    # ValueError before).
+    except (pytest.UsageError, ValueError):
         # pytest >= 9 keeps the raw values in _inicfg (inicfg is deprecated there).
         values = getattr(config, "_inicfg", None)
         if values is None:

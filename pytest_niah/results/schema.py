@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from pytest_niah.errors import ResultsError
 from pytest_niah.inputs.schema import schema_files_main, write_schema_files
@@ -180,11 +180,19 @@ _UNKNOWN = frozenset({"extra_forbidden", "unexpected_keyword_argument"})
 _MISSING = frozenset({"missing", "missing_argument", "missing_keyword_only_argument"})
 
 
+def _rank(error: ErrorDetails) -> int:
+    last = error["loc"][-1] if error["loc"] else ""
+    if error["type"] == "schema_version" or str(last).endswith("schema_version"):
+        return 0
+    return 1 if error["type"] in _MISSING else 2
+
+
 def describe(exc: ValidationError, source: str, kind: type[BaseModel]) -> tuple[str, str]:
     """The first validation error as (problem naming file and JSON path, fix)."""
     errors = exc.errors()
-    # Another format version explains every other problem: report it first.
-    first = next((e for e in errors if e["type"] == "schema_version"), errors[0])
+    # Another format version explains every other problem, and a missing key says more
+    # than a stray one; pydantic's own order differs between releases, so rank here.
+    first = min(errors, key=_rank)
     path = _path(first["loc"])
     more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
     what = "saved run" if kind is RunDocument else "results file"
