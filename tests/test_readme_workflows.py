@@ -45,12 +45,18 @@ WORKFLOW = yaml.safe_load(blocks(SHARDING, "yaml")[0])
 
 def environment(folder: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NIAH_", "GITHUB_"))}
-    bin_dir = str(Path(sys.executable).parent)
+    # `pytest` in the README's commands is this interpreter's, even where its pytest came
+    # from a base environment whose own `pytest` script runs another Python.
+    bin_dir = folder.parent / "pytest-shim"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "pytest"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pytest "$@"\n')
+    shim.chmod(0o755)
     env |= {
         "NIAH": NIAH,
         "NIAH_CACHE_DIR": str(folder / "cache"),
         "HF_HUB_OFFLINE": "1",
-        "PATH": bin_dir + os.pathsep + env.get("PATH", ""),
+        "PATH": os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), env["PATH"]]),
     }
     return env | extra
 

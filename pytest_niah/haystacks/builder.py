@@ -16,8 +16,12 @@ tokens, the needle at its recorded token offset.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+import os
+import re
+import threading
+from collections import Counter, deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +42,8 @@ MIN_SNIPPET_TOKENS = 48
 SNIPPET_SENTENCES = 24  # at most this many consecutive sentences per snippet
 MAX_CONSECUTIVE_REJECTS = 2000
 _FIT_ATTEMPTS = 6
+_SPACE = re.compile(r"\s")
+_COUNT_AHEAD = 8  # sentences counted per tokenizer call while drawing a snippet
 
 
 @dataclass(frozen=True)
@@ -110,17 +116,38 @@ class _Filler:
     text: str
     encoding: Encoded
     tokens: int
+    parts: list[str]  # the stream's sentences it was cut from (the last one maybe cut)
     sentence_slots: list[int]
     _word_slots: list[int] | None = None
 
+    def prefix(self, tokens: int) -> _Filler:
+        """Its first ``tokens`` tokens, from its own encoding: no tokenizer call.
+
+        For a tokenizer whose tokens before a cut do not depend on the text after it (as
+        :meth:`HaystackBuilder._fit` already assumes), this is the text ``_fit`` would cut
+        from the same stream; the composed haystacks are tokenized and checked anyway.
+        """
+        span = self.encoding.token_to_chars(tokens - 1) if tokens > 0 else (0, 0)
+        end = span[1] if span is not None else len(self.text)
+        text = self.text[:end]
+        base = self.encoding
+        if isinstance(base, _PrefixEncoding):  # a prefix of a prefix: cut the original
+            base = base.base
+        encoding = _PrefixEncoding(base, tokens, end)
+        slots = _sentence_slots(self.parts, text, encoding, tokens)
+        return _Filler(text, encoding, tokens, self.parts, slots)
+
     def word_slots(self) -> list[int]:
+        """Token offsets where a word starts (a token after white space), 0 and the end."""
         if self._word_slots is None:
-            slots = [0, self.tokens]
-            for i in range(1, self.tokens):
-                span = self.encoding.token_to_chars(i)
-                if span is not None and span[0] > 0 and self.text[span[0] - 1].isspace():
-                    slots.append(i)
-            self._word_slots = sorted(set(slots))
+            space = np.zeros(len(self.text) + 1, dtype=bool)
+            space[[m.start() for m in _SPACE.finditer(self.text)]] = True
+            starts = np.fromiter(
+                (start for start, _ in self.encoding.offsets[1 : self.tokens]), dtype=np.int64
+            )
+            after_space = (starts > 0) & space[starts - 1]
+            slots = {0, self.tokens, *(np.flatnonzero(after_space) + 1).tolist()}
+            self._word_slots = sorted(slots)
         return self._word_slots
 
     def char_of(self, slot: int) -> int:
@@ -129,6 +156,34 @@ class _Filler:
             return len(self.text)
         span = self.encoding.token_to_chars(slot)
         return span[0] if span is not None else len(self.text)
+
+
+class _PrefixEncoding:
+    """The first tokens of an :class:`Encoded`, as an :class:`Encoded` of the cut text."""
+
+    __slots__ = ("_chars", "_tokens", "base")
+
+    def __init__(self, base: Encoded, tokens: int, chars: int) -> None:
+        self.base, self._tokens, self._chars = base, tokens, chars
+
+    @property
+    def ids(self) -> list[int]:
+        return list(self.base.ids[: self._tokens])
+
+    @property
+    def offsets(self) -> list[tuple[int, int]]:
+        return list(self.base.offsets[: self._tokens])
+
+    def char_to_token(self, char_pos: int) -> int | None:
+        if not 0 <= char_pos < self._chars:
+            return None
+        token = self.base.char_to_token(char_pos)
+        return token if token is not None and token < self._tokens else None
+
+    def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
+        if not 0 <= token_index < self._tokens:
+            return None
+        return self.base.token_to_chars(token_index)
 
 
 @dataclass
@@ -142,6 +197,7 @@ class HaystackBuilder:
         tokenizer: The model's tokenizer.
         seed: Seed of every random choice.
         cache_dir: Where sentence token counts persist between runs (``None``: nowhere).
+        threads: Blocks built at once (the haystacks do not depend on it).
     """
 
     corpus: Corpus
@@ -149,10 +205,12 @@ class HaystackBuilder:
     tokenizer: Tokenizer
     seed: int
     cache_dir: Path | None = None
+    threads: int = field(default_factory=lambda: min(4, os.cpu_count() or 1))
     _used: int = 0
     _rejected: int = 0
     _too_long: int = 0
     _hits: Counter[str] = field(default_factory=Counter, repr=False)
+    _audit_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         self._books = [book.sentences for book in self.corpus.books if book.sentences]
@@ -207,19 +265,28 @@ class HaystackBuilder:
         """
         self.check_corpus_size(max(lengths))
         chosen = {g.id for g in selected}
+        jobs = [(length, group) for length in lengths for group in self.needle_set.groups]
+
+        def build(job: tuple[int, NeedleGroup]) -> Block:
+            length, group = job
+            needles = group.id in chosen
+            return self.block(group, length, positions, kinds, orders, controls, needles=needles)
+
+        # Blocks are independent (each draws from its own seeded generators), so several
+        # are built at once: one thread's Python (drawing, the leak audit) runs while
+        # another's tokenizer call, which releases the GIL, runs on the other cores.
+        # Results are yielded in order, a few ahead at most, so memory stays flat.
+        pool = ThreadPoolExecutor(self.threads, thread_name_prefix="pytest-niah-build")
+        ahead: deque[Future[Block]] = deque()
         try:
-            for length in lengths:
-                for group in self.needle_set.groups:
-                    yield self.block(
-                        group,
-                        length,
-                        positions,
-                        kinds,
-                        orders,
-                        controls,
-                        needles=group.id in chosen,
-                    )
+            for job in jobs:
+                ahead.append(pool.submit(build, job))
+                if len(ahead) > self.threads:
+                    yield ahead.popleft().result()
+            while ahead:
+                yield ahead.popleft().result()
         finally:
+            pool.shutdown(wait=True, cancel_futures=True)
             self._counts.save()
 
     def block(
@@ -257,51 +324,80 @@ class HaystackBuilder:
                 f"haystack of {length} tokens",
                 f"shorten the needle or drop length {length} from --niah-lengths",
             )
-        stream = self._stream(group.id, length, 0, length + longest)
-        haystacks: list[Haystack] = []
-        encodings: list[Encoded] = []
-        for index in range(controls):
-            source = stream if index == 0 else self._stream(group.id, length, index, length)
-            cid = control_id(group.id, length, index)
-            filler = self._fit(source, length, cid)
-            haystacks.append(
-                Haystack(
-                    id=cid,
-                    group_id=group.id,
-                    length=length,
-                    text=filler.text,
-                    control_id=cid,
-                    control=index,
-                )
+        streams = [self._stream(group.id, length, 0, length + longest)]
+        streams += [self._stream(group.id, length, i, length) for i in range(1, controls)]
+        # First from one tokenizer call per control; should a cut text not give exactly
+        # ``length`` tokens, again with every filler tokenized and checked on its own.
+        block = self._assemble(group, length, names, texts, lengths_of, streams, needles, False)
+        if block is None:
+            block = self._assemble(group, length, names, texts, lengths_of, streams, needles, True)
+        assert block is not None, "a block assembled with exact fits is always complete"
+        return block
+
+    def _assemble(
+        self,
+        group: NeedleGroup,
+        length: int,
+        names: list[str],
+        texts: dict[tuple[str, str, int], str],
+        lengths_of: dict[tuple[str, str, int], int],
+        streams: list[_Stream],
+        needles: bool,
+        exact: bool,
+    ) -> Block | None:
+        """The block from drawn streams; ``None`` when a control cut without ``exact`` missed."""
+        fit = self._fit if exact else self._cut
+        stream = streams[0]
+        fillers = [
+            fit(source, length, control_id(group.id, length, index))
+            for index, source in enumerate(streams)
+        ]
+        haystacks = [
+            Haystack(
+                id=control_id(group.id, length, index),
+                group_id=group.id,
+                length=length,
+                text=filler.text,
+                control_id=control_id(group.id, length, index),
+                control=index,
             )
-            encodings.append(filler.encoding)
-        if not needles:
-            return Block(group.id, length, tuple(haystacks), tuple(encodings))
+            for index, filler in enumerate(fillers)
+        ]
         own = control_id(group.id, length, 0)
-        by_size: dict[int, list[tuple[str, str, int]]] = {}
-        for key, n in lengths_of.items():
-            by_size.setdefault(n, []).append(key)
         placed: dict[tuple[str, str, int], tuple[_Filler, Placement]] = {}
         placements = []
-        for n, keys in sorted(by_size.items()):
-            filler = self._fit(stream, length - n, f"{group.id} at {length} tokens")
-            placement = place(filler.tokens, positions, filler.sentence_slots, filler.word_slots())
-            placements.append((n, placement.between))
-            for key in keys:
-                placed[key] = (filler, placement)
+        if needles:
+            by_size: dict[int, list[tuple[str, str, int]]] = {}
+            for key, n in lengths_of.items():
+                by_size.setdefault(n, []).append(key)
+            for n, keys in sorted(by_size.items()):
+                # A needle's filler is a prefix of the control's, cut from its tokens: the
+                # composed haystacks are tokenized and checked below.
+                filler = fillers[0].prefix(length - n)
+                placement = place(
+                    filler.tokens, len(names), filler.sentence_slots, filler.word_slots
+                )
+                placements.append((n, placement.between))
+                for key in keys:
+                    placed[key] = (filler, placement)
         composed = {
             key: _compose(placed[key][0], placed[key][1].offsets[key[2]], texts[key])
             for key in texts
+            if key in placed
         }
-        encoded = dict(
-            zip(
-                composed,
-                self.tokenizer.encode_batch([t for t, _ in composed.values()]),
-                strict=True,
-            )
-        )
-        for (kind, order, position), needle in texts.items():
-            key = (kind, order, position)
+        # One batch: the controls (unless already checked) and every composed haystack.
+        checked = [] if exact else [f.text for f in fillers]
+        encoded = self.tokenizer.encode_batch(checked + [t for t, _ in composed.values()])
+        if exact:
+            encodings = [f.encoding for f in fillers]
+        else:
+            encodings = list(encoded[: len(fillers)])
+            if any(len(e.ids) != length for e in encodings):
+                return None
+        if not needles:
+            return Block(group.id, length, tuple(haystacks), tuple(encodings))
+        for key, encoding in zip(composed, encoded[len(checked) :], strict=True):
+            kind, order, position = key
             filler, placement = placed[key]
             hid = case_id(group.id, kind, order, length, position)
             text, needle_char = composed[key]
@@ -309,9 +405,9 @@ class HaystackBuilder:
                 hid,
                 stream,
                 length,
-                needle,
+                texts[key],
                 lengths_of[key],
-                encoded[key],
+                encoding,
                 text,
                 needle_char,
                 placement.offsets[position],
@@ -328,7 +424,7 @@ class HaystackBuilder:
                     order=order,
                     position=position,
                     name=names[position],
-                    needle=needle,
+                    needle=texts[key],
                     needle_offset=offset,
                     needle_tokens=lengths_of[key],
                     needle_char=needle_char,
@@ -351,29 +447,44 @@ class HaystackBuilder:
         sentences = self._books[book]
         start = int(rng.integers(len(sentences)))
         budget = int(rng.integers(MIN_SNIPPET_TOKENS, MAX_SNIPPET_TOKENS + 1))
-        counts = self._counts.get(book, start, min(start + SNIPPET_SENTENCES, len(sentences)))
         chosen: list[str] = []
         chosen_counts: list[int] = []
         total = 0
-        for offset, count in enumerate(counts):
+        too_long = False
+        for index, count in self._counts_from(book, start):
             if count > MAX_SNIPPET_TOKENS:
-                self._too_long += 1
+                too_long = True
                 break
             if total + count > budget:
                 break
-            chosen.append(sentences[start + offset])
+            chosen.append(sentences[index])
             chosen_counts.append(count)
             total += count
-        if not chosen:
-            return None
-        if self._leak is not None:
-            hits = self._leak.find(" ".join(chosen))
-            if hits:
-                self._rejected += 1
-                self._hits.update(hits)
+        # The audit's counts are sums (the same whatever order blocks are built in); the
+        # lock keeps them and the matcher's cache whole across building threads.
+        with self._audit_lock:
+            self._too_long += too_long
+            if not chosen:
                 return None
-        self._used += 1
+            if self._leak is not None:
+                hits = self._leak.find(" ".join(chosen))
+                if hits:
+                    self._rejected += 1
+                    self._hits.update(hits)
+                    return None
+            self._used += 1
         return chosen, chosen_counts
+
+    def _counts_from(self, book: int, start: int) -> Iterator[tuple[int, int]]:
+        """(index, token count) of the sentences a snippet may take, counted a few at a time.
+
+        A snippet usually stops after a handful of sentences: counting all
+        ``SNIPPET_SENTENCES`` up front would tokenize about three times what is used.
+        """
+        stop = min(start + SNIPPET_SENTENCES, len(self._books[book]))
+        for first in range(start, stop, _COUNT_AHEAD):
+            last = min(first + _COUNT_AHEAD, stop)
+            yield from enumerate(self._counts.get(book, first, last), start=first)
 
     def _stream(self, group_id: str, length: int, control: int, tokens: int) -> _Stream:
         rng = rng_for(self.seed, "stream", group_id, length, control)
@@ -397,6 +508,17 @@ class HaystackBuilder:
             total += sum(snippet[1])
         return stream
 
+    def _cut(self, stream: _Stream, tokens: int, what: str) -> _Filler:
+        """As :meth:`_fit` with one tokenizer call: the cut is not tokenized again (check it)."""
+        parts = _prefix(stream, tokens + 8)
+        text = " ".join(parts)
+        (encoding,) = self.tokenizer.encode_batch([text])
+        count = len(encoding.ids)
+        if count < tokens:
+            return self._fit(stream, tokens, what)  # it raises the error that explains
+        whole = _Filler(text, encoding, count, parts, _sentence_slots(parts, text, encoding, count))
+        return whole if count == tokens else whole.prefix(tokens)
+
     def _fit(self, stream: _Stream, tokens: int, what: str) -> _Filler:
         """The stream's first ``tokens`` tokens, cut at a token end and verified."""
         parts = _prefix(stream, tokens + 8)
@@ -406,7 +528,7 @@ class HaystackBuilder:
             count = len(encoding.ids)
             if count == tokens:
                 return _Filler(
-                    text, encoding, tokens, _sentence_slots(parts, text, encoding, tokens)
+                    text, encoding, tokens, parts, _sentence_slots(parts, text, encoding, tokens)
                 )
             if count < tokens:
                 break

@@ -10,7 +10,7 @@ positions share an offset; :class:`Placement` says which.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -40,7 +40,7 @@ def place(
     filler_tokens: int,
     positions: int,
     sentence_slots: Sequence[int],
-    word_slots: Sequence[int],
+    word_slots: Sequence[int] | Callable[[], Sequence[int]],
 ) -> Placement:
     """Choose an offset for every position.
 
@@ -52,7 +52,9 @@ def place(
         filler_tokens: Tokens of the filler the needle goes into.
         positions: How many evenly spaced positions.
         sentence_slots: Token offsets where a sentence starts (0 and the end included).
-        word_slots: Token offsets where a word starts.
+        word_slots: Token offsets where a word starts, or a function giving them (called
+            only when sentence gaps will not do: finding word starts costs a pass over the
+            filler's tokens).
     """
     targets = target_offsets(filler_tokens, positions)
     spacing = filler_tokens / (positions - 1) if positions > 1 else float(filler_tokens)
@@ -62,6 +64,8 @@ def place(
         spacing / 2
     ):
         return Placement(tuple(chosen), "sentences", (None,) * positions)
+    if callable(word_slots):
+        word_slots = word_slots()
     words = sorted(set(sentence_slots) | set(word_slots))
     chosen = distinct_nearest(targets, words)
     if chosen is not None:
