@@ -25,6 +25,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_niah.errors import NiahError
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -38,11 +40,11 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-class CliError(Exception):
+class CliError(NiahError):
     """A problem to report in one line, with the exit code to return."""
 
-    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
-        super().__init__(message)
+    def __init__(self, problem: str, hint: str = "", *, code: int = EXIT_USAGE) -> None:
+        super().__init__(problem, hint)
         self.code = code
 
 
@@ -56,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit code: 0 on success, 1 when writing failed, 2 on a usage error or a
         results file that cannot be read or compared, 130 when interrupted.
     """
-    from pytest_niah.errors import NiahError, OutputError
+    from pytest_niah.errors import OutputError
 
     parser = build_parser()
     try:
@@ -197,7 +199,7 @@ def _report(args: argparse.Namespace) -> int:
             step_summary=not args.no_step_summary,
         )
     except MatplotlibMissingError as exc:
-        raise CliError(str(exc), EXIT_FAILED) from None
+        raise CliError(str(exc), code=EXIT_FAILED) from None
     for path in written.values():
         print(path)
     return EXIT_OK
@@ -320,7 +322,7 @@ def _history(args: argparse.Namespace) -> int:
     try:
         figure = history_figure(history, metrics, min_change=min_change) if args.out else None
     except MatplotlibMissingError as exc:
-        raise CliError(f"--out: {exc}", EXIT_FAILED) from None
+        raise CliError(f"--out: {exc}", code=EXIT_FAILED) from None
     for line in history_lines(history, metrics, min_change=min_change):
         print(line)
     if args.out and figure is not None:

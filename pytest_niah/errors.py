@@ -18,7 +18,10 @@ it, and never catches anything broader. Subclasses say which stage of the pipeli
     ├── ResultsError       a results, saved-run or baseline file
     ├── CompareError       a comparison that cannot be made
     ├── ShardError         shard parts that do not make one run
-    └── OutputError        a file or folder the run writes
+    ├── OutputError        a file or folder the run writes
+    └── ExtraMissingError  an optional feature's package is not installed (also an
+        │                  ImportError); the hint is the install line of its extra
+        └── MatplotlibMissingError   figures: pip install 'pytest-niah[report]'
 
 ``SetupError`` (a ConfigError) gathers every problem found before a run into one message.
 
@@ -39,8 +42,10 @@ __all__ = [
     "EmbedderError",
     "EmbeddingError",
     "ExpansionError",
+    "ExtraMissingError",
     "HaystackError",
     "InputError",
+    "MatplotlibMissingError",
     "ModelError",
     "NeedleSetError",
     "NiahCacheWarning",
@@ -188,6 +193,24 @@ class ShardError(NiahError):
 
 class OutputError(NiahError):
     """A file or folder the run writes cannot be written."""
+
+
+class ExtraMissingError(NiahError, ImportError):
+    """An optional feature needs a package that is not installed; the hint installs it.
+
+    Also an :class:`ImportError`, so code that guards an optional import keeps working.
+    """
+
+
+class MatplotlibMissingError(ExtraMissingError):
+    """matplotlib, from the ``report`` extra, is needed to draw figures."""
+
+    def __init__(
+        self,
+        problem: str = "matplotlib is not installed",
+        hint: str = "pip install 'pytest-niah[report]'",
+    ) -> None:
+        super().__init__(problem, hint)
 
 
 class SetupError(ConfigError):

@@ -10,8 +10,6 @@ everything that determines it, so an identical re-run loads no model at all.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import queue
 import threading
 import time
@@ -22,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.config.options import default
 from pytest_niah.config.paths import CACHE_ENV
+from pytest_niah.digest import digest
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.runner import EmbeddingStats, Encoder, VectorTable
@@ -43,7 +43,7 @@ from pytest_niah.results.niah_results import NiahResults, package_versions
 from pytest_niah.results.schema import SCHEMA_VERSION, ModelInfo
 
 DEFAULT_CHUNK_TOKENS = 512  # for models without a window (the lexical baseline, static models)
-CPU_TOKEN_BUDGET = 16384
+CPU_TOKEN_BUDGET = default("token_budget")
 GPU_BATCH = 32  # texts of the full window per batch on a GPU (what sentence-transformers uses)
 _QUEUE_DEPTH = 8
 
@@ -177,8 +177,7 @@ def results_key(config: NiahConfig, embedder: Embedder, inputs: Inputs) -> str:
         "expansions": inputs.expansions.fingerprint() if inputs.expansions else None,
         "versions": package_versions(),
     }
-    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return digest(identity)
 
 
 def _cached(path: Path) -> NiahResults | None:

@@ -6,11 +6,13 @@ one fails the suite like any other regression.
 
 from __future__ import annotations
 
+import copy
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import grimp
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,3 +40,59 @@ def test_imports_flow_one_way_through_the_pipeline():
 def test_ruff_finds_nothing_in_the_package_tests_and_benchmarks():
     done = run(sys.executable, "-m", "ruff", "check", "pytest_niah", "tests", "benchmarks")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """The strongly connected groups of two or more modules (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+@pytest.fixture(scope="module")
+def import_graph() -> grimp.ImportGraph:
+    # Every import counts: module level, inside functions and under TYPE_CHECKING.
+    return grimp.build_graph("pytest_niah")
+
+
+def test_no_import_cycle_inside_the_package(import_graph: grimp.ImportGraph) -> None:
+    """A cycle hides behind a function-level import (corpus <-> gutenberg was one)."""
+    assert import_cycles(import_graph) == []
+
+
+def test_the_cycle_check_finds_a_cycle_added_to_the_graph(
+    import_graph: grimp.ImportGraph,
+) -> None:
+    graph = copy.deepcopy(import_graph)
+    graph.add_import(importer="pytest_niah.errors", imported="pytest_niah.inputs.corpus")
+    cycles = import_cycles(graph)
+    assert len(cycles) == 1
+    assert {"pytest_niah.errors", "pytest_niah.inputs.corpus"} <= set(cycles[0])

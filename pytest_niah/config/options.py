@@ -21,8 +21,10 @@ from pytest_niah.config import parsers as p
 from pytest_niah.config import paths
 from pytest_niah.config.vocabulary import (
     ARMS,
+    BUILTIN,
     COMPARED,
     DTYPES,
+    GUTENBERG,
     INCONCLUSIVE,
     ORDERS,
     SCORINGS,
@@ -145,20 +147,20 @@ OPTIONS: tuple[Option, ...] = (
     _opt(
         "corpus",
         p.parse_text,
-        "gutenberg",
-        "Haystack books: 'gutenberg' (ten pinned public-domain books, downloaded and "
+        GUTENBERG,
+        f"Haystack books: '{GUTENBERG}' (ten pinned public-domain books, downloaded and "
         "checksummed) or a folder of UTF-8 .txt files.",
         metavar="DIR",
         env="NIAH_CORPUS",
-        path_unless="gutenberg",
+        path_unless=GUTENBERG,
     ),
     _opt(
         "needles",
         p.parse_text,
-        "builtin",
-        "Needle-set JSON file, or 'builtin'.",
+        BUILTIN,
+        f"Needle-set JSON file, or '{BUILTIN}'.",
         metavar="FILE",
-        path_unless="builtin",
+        path_unless=BUILTIN,
     ),
     _opt(
         "groups",
@@ -220,10 +222,10 @@ OPTIONS: tuple[Option, ...] = (
     _opt(
         "expansions",
         p.parse_text,
-        "builtin",
-        "Expansion-terms JSON file for the expandN arms, or 'builtin'.",
+        BUILTIN,
+        f"Expansion-terms JSON file for the expandN arms, or '{BUILTIN}'.",
         metavar="FILE",
-        path_unless="builtin",
+        path_unless=BUILTIN,
     ),
     _opt(
         "orders",

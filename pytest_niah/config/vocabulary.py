@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from typing import Final
 
+# What --niah-corpus takes besides a folder: the pinned public-domain books (downloaded).
+GUTENBERG: Final = "gutenberg"
+# What --niah-needles and --niah-expansions take besides a file: the sets shipped inside.
+BUILTIN: Final = "builtin"
+
 # Needle/query variants: the study's one-hop arm, its literal diagnostic, query expansions.
 ARMS: Final = ("onehop", "literal", "expand100", "expand150", "expand250")
 # How a haystack is scored: its own embedding, its best chunk, the mean of its chunks.

@@ -29,6 +29,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pytest_niah.digest import canonical_json
+from pytest_niah.digest import digest as json_digest
+
 # Bump when pytest-niah changes how it turns a text into a vector (inputs, pooling, casting).
 EMBEDDING_SCHEMA = 2
 LIBRARIES = ("torch", "transformers", "sentence-transformers", "tokenizers", "model2vec")
@@ -59,8 +62,9 @@ class ModelIdentity:
     @classmethod
     def of(cls, parts: Mapping[str, Any]) -> ModelIdentity:
         """The identity of ``parts`` (JSON-ready)."""
-        canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
-        return cls(hashlib.sha256(canonical.encode()).hexdigest(), json.loads(canonical))
+        # default=str: a Path or another stray value counts by its text, as it always has.
+        parts_json = json.loads(canonical_json(parts, default=str))
+        return cls(json_digest(parts, default=str), parts_json)
 
     @property
     def short(self) -> str:

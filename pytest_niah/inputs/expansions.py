@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import hashlib
-import json
 import os
 import re
 import types
@@ -30,6 +28,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pytest_niah.config.vocabulary import BUILTIN
+from pytest_niah.digest import digest
 from pytest_niah.errors import ExpansionError
 from pytest_niah.inputs.jsonfile import check_value, duplicate_key_problem, parse_json, read_json
 from pytest_niah.inputs.schema import SCHEMA_VERSION, SLUG_PATTERN, ExpansionSetModel, to_error
@@ -47,7 +47,6 @@ __all__ = [
 
 EXPANSION_SIZES = (100, 150, 250)
 
-BUILTIN = "builtin"
 _GROUP_ID_RE = re.compile(SLUG_PATTERN)
 
 _UNEXPANDED_ARMS = ("onehop", "literal")
@@ -163,10 +162,7 @@ class ExpansionSet:
         The source path is not part of it: the same content loaded from anywhere
         has the same fingerprint.
         """
-        canonical = json.dumps(
-            self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        )
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        return digest(self.to_dict(), ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the set in its JSON file shape."""

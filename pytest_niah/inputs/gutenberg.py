@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from pytest_niah.config.paths import CACHE_ENV, cache_root
-from pytest_niah.inputs.corpus import GUTENBERG_SPEC, Corpus, CorpusError, read_files
+from pytest_niah.config.vocabulary import GUTENBERG
+from pytest_niah.errors import CorpusError
+from pytest_niah.inputs.books import Corpus, read_files
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -36,7 +38,7 @@ _CHUNK_BYTES = 1 << 16
 _LOCK_TIMEOUT_S = 900.0
 _PART_SUFFIX = ".part"
 _DOWNLOAD_FIX = (
-    "Fix: check the network connection and the base URL (NIAH_GUTENBERG_URL, default "
+    f"Fix: check the network connection and the base URL ({ENV_BASE_URL}, default "
     f"{DEFAULT_BASE_URL}), or download the books yourself and point --niah-corpus at "
     "that local folder."
 )
@@ -152,7 +154,7 @@ def download_gutenberg(
     """
     from filelock import FileLock, Timeout
 
-    folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "gutenberg"
+    folder = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / GUTENBERG
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -209,7 +211,7 @@ def _download_book(book: PinnedBook, url: str, target: Path, timeout: float) -> 
             raise CorpusError(
                 f"Checksum mismatch for {url}: expected sha256 {book.sha256} "
                 f"({book.bytes} bytes), got sha256 {sha256} ({size} bytes); the file was "
-                "discarded. Fix: make sure the base URL (NIAH_GUTENBERG_URL) serves the "
+                f"discarded. Fix: make sure the base URL ({ENV_BASE_URL}) serves the "
                 "pinned commit unchanged, or download the books yourself and point "
                 "--niah-corpus at that local folder."
             )
@@ -280,4 +282,4 @@ def gutenberg_corpus(cache_dir: Path | None = None, base_url: str = DEFAULT_BASE
     """
     folder = download_gutenberg(cache_dir, base_url)
     books = read_files([folder / book.file for book in gutenberg_books()])
-    return Corpus(name=GUTENBERG_SPEC, books=books)
+    return Corpus(name=GUTENBERG, books=books)

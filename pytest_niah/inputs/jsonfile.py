@@ -17,8 +17,9 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from pytest_niah.config.vocabulary import BUILTIN
 from pytest_niah.errors import DataFileError
 
 __all__ = [
@@ -97,7 +98,7 @@ def read_json(
         raise error.at(
             source,
             f"the file does not exist (looked in {os.getcwd()} for relative paths).",
-            f"check the path, or pass 'builtin' for {builtin}.",
+            f"check the path, or pass '{BUILTIN}' for {builtin}.",
         ) from None
     except OSError as exc:
         raise error.at(
@@ -129,33 +130,37 @@ def parse_json(
         DataFileError: (as ``error``) invalid JSON, a repeated key, ``NaN`` or
             ``Infinity``, a number too long, nesting too deep, or a lone surrogate.
     """
-    try:
-        value = json.loads(
-            text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        # json keeps only the last of a repeated key, hiding a typo or a group: refuse it.
+        data: dict[str, Any] = {}
+        for key, item in items:
+            if key in data:
+                if duplicate is not None:
+                    raise duplicate(key)
+                raise error.at(
+                    source, duplicate_key_problem(key), "keep the key once.", field=json_path([key])
+                )
+            data[key] = item
+        return data
+
+    def constant(name: str) -> NoReturn:
+        # NaN, Infinity and -Infinity: Python's json reads them, JSON has none.
+        raise error.at(
+            source,
+            f"the file is not valid JSON: {name} is not a JSON value (Python's "
+            "json module reads it, other tools do not).",
+            "write a number, a string or null instead.",
         )
+
+    try:
+        value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
     except json.JSONDecodeError as exc:
         raise error.at(
             source,
             f"the file is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
             "correct the syntax there (common causes: a trailing comma, a missing comma or "
             "quote, a comment).",
-        ) from None
-    except _DuplicateKeyError as exc:
-        key = str(exc.args[0])
-        if duplicate is not None:
-            raise duplicate(key) from None
-        raise error.at(
-            source,
-            duplicate_key_problem(key),
-            "keep the key once.",
-            field=json_path([key]),
-        ) from None
-    except _ConstantError as exc:
-        raise error.at(
-            source,
-            f"the file is not valid JSON: {exc.args[0]} is not a JSON value (Python's "
-            "json module reads it, other tools do not).",
-            "write a number, a string or null instead.",
         ) from None
     except RecursionError:
         raise _too_deep(source, error) from None
@@ -237,24 +242,3 @@ def duplicate_key_problem(key: str) -> str:
     return (
         f"the key {json.dumps(key)} appears twice in one JSON object, so one value would be lost."
     )
-
-
-class _DuplicateKeyError(Exception):
-    """A JSON object repeats a key (json keeps only the last, hiding a typo or a group)."""
-
-
-class _ConstantError(Exception):
-    """``NaN``, ``Infinity`` or ``-Infinity``: Python's json reads them, JSON has none."""
-
-
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise _DuplicateKeyError(key)
-        data[key] = value
-    return data
-
-
-def _reject_constant(name: str) -> Any:
-    raise _ConstantError(name)

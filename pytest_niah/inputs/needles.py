@@ -22,8 +22,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import hashlib
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +30,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pytest_niah.config.vocabulary import BUILTIN, ORDERS
+from pytest_niah.digest import digest
 from pytest_niah.errors import NeedleSetError
 from pytest_niah.inputs.jsonfile import check_value, parse_json, read_json
 from pytest_niah.inputs.schema import SCHEMA_VERSION, GroupModel, NeedleSetModel, to_error
@@ -52,9 +52,8 @@ __all__ = [
 ]
 
 NEEDLE_KINDS = ("onehop", "literal")
-NEEDLE_ORDERS = ("default", "inverted")
+NEEDLE_ORDERS = ORDERS
 
-BUILTIN = "builtin"
 
 _error = NeedleSetError.at
 
@@ -257,10 +256,7 @@ class NeedleSet:
         The source path is not part of it: the same content loaded from anywhere
         has the same fingerprint.
         """
-        canonical = json.dumps(
-            self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        )
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        return digest(self.to_dict(), ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the set in its JSON file shape."""

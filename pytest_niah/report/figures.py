@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_niah.config.vocabulary import METRIC_LABELS
+from pytest_niah.errors import MatplotlibMissingError as MatplotlibMissingError  # re-exported
 from pytest_niah.measure.records import MetricRow
 from pytest_niah.results.niah_results import NiahResults
 
@@ -70,10 +71,6 @@ STYLE = {
     # fails on text such as "$\\x$" and would stop the whole report).
     "text.parse_math": False,
 }
-
-
-class MatplotlibMissingError(ImportError):
-    """matplotlib is needed to draw the report's figures."""
 
 
 @dataclass(frozen=True)
@@ -452,7 +449,8 @@ def _matplotlib() -> Any:
         import matplotlib
     except ImportError as exc:
         raise MatplotlibMissingError(
-            "the report's figures need matplotlib: pip install 'matplotlib>=3.8'"
+            "the report's figures need matplotlib, which is not installed",
+            "pip install 'pytest-niah[report]' (or pip install 'matplotlib>=3.8')",
         ) from exc
     return matplotlib
 

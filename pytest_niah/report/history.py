@@ -310,8 +310,7 @@ def _require_matplotlib() -> None:
         import matplotlib  # noqa: F401
     except ImportError as exc:
         raise MatplotlibMissingError(
-            "the history plot needs matplotlib, from the extra pytest-niah[report]: "
-            "pip install 'pytest-niah[report]'"
+            "the history plot needs matplotlib, which is not installed"
         ) from exc
 
 

@@ -19,7 +19,9 @@ from pytest_niah.inputs.needles import builtin_needle_set
 
 GROUPS = builtin_needle_set().select(["dietary-01", "location-02", "hobby-03"])
 SLOW_OK = settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=max(1, settings.default.max_examples // 4),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_niah.inputs import corpus
@@ -638,7 +638,6 @@ def _is_subsequence(small: list[str], big: list[str]) -> bool:
     return all(word in remaining for word in small)
 
 
-@settings(max_examples=300, deadline=None)
 @given(texts)
 def test_split_sentences_properties(text: str) -> None:
     pieces = split_sentences(text)
@@ -651,7 +650,6 @@ def test_split_sentences_properties(text: str) -> None:
         assert split_sentences(piece) == (piece,)  # a piece never splits further
 
 
-@settings(max_examples=300, deadline=None)
 @given(texts)
 def test_split_sentences_single_paragraph_round_trip(text: str) -> None:
     paragraph = text.replace("\n", " ")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_niah.errors import DataFileError, ExpansionError, NeedleSetError
@@ -248,13 +248,11 @@ def check_load(kind: str, content: bytes) -> None:
         assert load(again) == loaded
 
 
-@settings(deadline=None)
 @given(contents(VALID_NEEDLES))
 def test_any_bytes_give_a_needle_set_or_a_needle_set_error(content):
     check_load("needles", content)
 
 
-@settings(deadline=None)
 @given(contents(VALID_EXPANSIONS))
 def test_any_bytes_give_an_expansion_set_or_an_expansion_error(content):
     check_load("expansions", content)
