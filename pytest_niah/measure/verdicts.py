@@ -11,6 +11,10 @@ bootstrap interval over needle groups:
   interval lie below it; *meets threshold* when the point and the interval's low end reach
   it; *inconclusive* otherwise.
 
+A comparison with no paired cell (the two runs share no cell of the slice: other lengths,
+needle groups, positions or orders) compared nothing: its state is *no paired cells*, an
+error that fails whatever the inconclusive policy says, never a verdict a policy can pass.
+
 A passing state needs the point inside the limit too: a percentile interval need not
 contain its point estimate, and a gate must never pass what a point gate would fail.
 
@@ -31,10 +35,16 @@ from pytest_niah.measure.stats import Interval
 
 MDE_Z = 1.96 + 0.84
 State = Literal[
-    "regressed", "within allowance", "below threshold", "meets threshold", "inconclusive"
+    "regressed",
+    "within allowance",
+    "below threshold",
+    "meets threshold",
+    "inconclusive",
+    "no paired cells",
 ]
 Outcome = Literal["fail", "warn", "pass"]
-FAILING: frozenset[str] = frozenset({"regressed", "below threshold"})
+UNPAIRED: State = "no paired cells"
+FAILING: frozenset[str] = frozenset({"regressed", "below threshold", UNPAIRED})
 PASSING: frozenset[str] = frozenset({"within allowance", "meets threshold"})
 
 
@@ -55,6 +65,9 @@ class Verdict:
         past_limit: The point estimate alone is past the limit (what a point gate checks).
         reason: Why the verdict is inconclusive, when it is.
         resolve: What would resolve it (more groups, positions, controls).
+
+    A comparison over zero needle groups paired nothing: whoever builds it as inconclusive,
+    its state is :data:`UNPAIRED`, which fails under every policy.
     """
 
     kind: Literal["comparison", "minimum"]
@@ -69,6 +82,10 @@ class Verdict:
     past_limit: bool
     reason: str = ""
     resolve: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind == "comparison" and self.groups == 0 and self.state == "inconclusive":
+            object.__setattr__(self, "state", UNPAIRED)
 
     def outcome(self, policy: str = "auto") -> Outcome:
         """What the test does: fail, warn or pass, given the inconclusive policy."""

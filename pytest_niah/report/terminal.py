@@ -14,7 +14,7 @@ from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.display import fmt, signed
 from pytest_niah.measure.metrics import NORMALIZED_FLOOR
 from pytest_niah.measure.records import EffectiveLength, MetricRow, RetrievalRow
-from pytest_niah.measure.verdicts import Verdict
+from pytest_niah.measure.verdicts import UNPAIRED, Verdict
 from pytest_niah.results.compare import Comparison
 from pytest_niah.results.niah_results import NiahResults
 
@@ -124,6 +124,14 @@ def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") ->
 def verdict_message(what: str, verdict: Verdict) -> str:
     """One line for a gate's verdict: numbers, interval, MDE, and how to resolve it."""
     label = METRIC_LABELS.get(verdict.metric, verdict.metric)
+    if verdict.state == UNPAIRED:
+        why = verdict.reason or "no cell of this slice is paired with the baseline"
+        fix = f"; {verdict.resolve}" if verdict.resolve else ""
+        return (
+            f"{what}: {label} not compared: {verdict.state} ({why}: the two runs share no cell, "
+            "e.g. they ran different --niah-lengths or --niah-groups; an error whatever "
+            f"--niah-inconclusive says{fix})"
+        )
     digits = metric_digits(verdict.metric)
     interval = (
         f" [{fmt(verdict.low, digits)}, {fmt(verdict.high, digits)}]"

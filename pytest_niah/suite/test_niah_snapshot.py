@@ -7,12 +7,29 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_niah.plugin.session import NiahSession
+from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.snapshots import extension_for, metric_table, model_dir
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
 pytestmark = pytest.mark.niah
+
+
+def identity_text(label: str, results: NiahResults) -> str:
+    """Which model produced a table: its label, name or path, and identity fingerprint.
+
+    The snapshot holds the table under the label only (a role such as ``prod``), so that an
+    upgraded model is checked against the table of the model it replaces; the identity lives
+    in the results, and is shown when the table differs.
+    """
+    model = results.model
+    reads = "every token" if model.max_tokens is None else f"{model.max_tokens} tokens"
+    return (
+        f"the metric table of {label!r} differs from its snapshot; this table came from model "
+        f"{model.name} (identity fingerprint {model.fingerprint}, reads {reads}); the snapshot "
+        "holds the table only, under the label: --snapshot-update accepts this table"
+    )
 
 
 def test_metric_table(
@@ -22,4 +39,6 @@ def test_metric_table(
     results = niah_session.results_or_stop(niah_snapshot_model)
     directory = model_dir(niah_session.snapshot_dir, niah_snapshot_model)
     table = metric_table(results, niah_session.snapshot_digits)
-    assert table == snapshot(extension_class=extension_for(directory))
+    assert table == snapshot(extension_class=extension_for(directory)), identity_text(
+        niah_snapshot_model, results
+    )

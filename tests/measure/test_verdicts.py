@@ -13,11 +13,14 @@ from pytest_niah.measure.verdicts import (
     FAILING,
     MDE_Z,
     PASSING,
+    UNPAIRED,
+    Verdict,
     compare_verdict,
     groups_to_resolve,
     mde,
     minimum_verdict,
 )
+from pytest_niah.report.terminal import verdict_message
 
 POLICIES = ("auto", "fail", "warn", "pass")
 NAN = math.nan
@@ -136,8 +139,36 @@ def test_minimum_without_an_interval_is_inconclusive():
     assert "no interval" in v.reason and "--niah-bootstrap" in v.resolve
 
 
+def test_a_comparison_of_zero_paired_groups_is_an_error_whatever_the_policy():
+    # Found: a length the two runs share no cell of was "inconclusive", and
+    # --niah-inconclusive=pass passed it: a comparison of nothing passed a strict gate.
+    nothing = Verdict(
+        kind="comparison",
+        metric="auc",
+        state="inconclusive",
+        point=NAN,
+        low=NAN,
+        high=NAN,
+        limit=0.02,
+        mde=NAN,
+        groups=0,
+        past_limit=True,
+        reason="no cell of this arm, scoring and length is paired with the baseline",
+    )
+    assert nothing.state == UNPAIRED == "no paired cells"
+    assert set(outcomes(nothing).values()) == {"fail"}
+    message = verdict_message("--niah-compare-fail", nothing)
+    assert message.startswith("--niah-compare-fail: AUC not compared: no paired cells (no cell")
+    assert "different --niah-lengths or --niah-groups" in message
+    assert "an error whatever --niah-inconclusive says" in message
+    # One paired group is a comparison (inconclusive: no interval), and a minimum gate
+    # without an interval stays inconclusive.
+    assert compare_verdict(change(-0.01, NAN, NAN, se=NAN, groups=1), 0.02).state == "inconclusive"
+    assert minimum_verdict(change(0.9, NAN, NAN, se=NAN, groups=0), 0.6).state == "inconclusive"
+
+
 def test_states_partition_into_failing_passing_and_inconclusive():
-    assert {"regressed", "below threshold"} == FAILING
+    assert {"regressed", "below threshold", "no paired cells"} == FAILING
     assert {"within allowance", "meets threshold"} == PASSING
 
 

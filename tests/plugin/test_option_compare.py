@@ -207,27 +207,31 @@ def test_an_allowed_difference_compares_the_cells_both_runs_measured(niah):
     # move the cosines at 128 a little; the ranks (ratio, AUC) stay.
     ranks = {r["metric"]: r["change"] for r in rows if r["metric"] in ("AUC", "comparative ratio")}
     assert ranks == {"AUC": "+0.000", "comparative ratio": "+0.000"}
-    # 256 tokens has no paired cell: its gate cannot tell, and never passes by default.
+    # 256 tokens has no paired cell: nothing was compared there, an error, never a pass.
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(passed=niah.n_cases // 2 + 1, failed=1)
     assert gates(niah, result, "literal") == {128: "pass", 256: "FAIL"}
     [(outcome, message)] = niah.details(niah.without_comparisons(result), "literal")[256]
     assert outcome == "FAIL"
     assert message == (
-        "--niah-compare-fail: AUC changed nan, allowed drop 0.020: inconclusive (no cell of this "
-        "arm, scoring and length is paired with the baseline; compare with a baseline that "
-        "measured it)"
+        "--niah-compare-fail: AUC not compared: no paired cells (no cell of this arm, scoring "
+        "and length is paired with the baseline: the two runs share no cell, e.g. they ran "
+        "different --niah-lengths or --niah-groups; an error whatever --niah-inconclusive says; "
+        "compare with a baseline that measured it)"
     )
-    # Telling an inconclusive verdict to pass lets it pass.
-    allowed = niah.run(
-        *LITERAL,
-        "--niah-compare=short",
-        "--niah-compare-allow=lengths",
-        "--niah-compare-fail=auc:0.02",
-        "--niah-inconclusive=pass",
-    )
-    assert allowed.ret == pytest.ExitCode.OK
-    assert gates(niah, allowed, "literal") == {128: "pass", 256: "pass"}
+    # The failure names the length.
+    assert "model lexical-tfidf, arm literal, scoring whole, length 256:" in result.outlines
+    # No inconclusive policy lets it pass, nor only warn.
+    for policy in ("pass", "warn"):
+        allowed = niah.run(
+            *LITERAL,
+            "--niah-compare=short",
+            "--niah-compare-allow=lengths",
+            "--niah-compare-fail=auc:0.02",
+            f"--niah-inconclusive={policy}",
+        )
+        assert allowed.ret == pytest.ExitCode.TESTS_FAILED
+        assert gates(niah, allowed, "literal") == {128: "pass", 256: "FAIL"}
 
 
 def test_each_model_is_compared_with_its_own_run(niah):

@@ -193,3 +193,44 @@ def test_update_adds_no_warning_to_the_users_run(niah):
     result = niah.run(*SMALL, "--snapshot-update", "-W", "default")
     result.assert_outcomes(**expected(niah))
     assert "Can not relate snapshot" not in result.stdout.str()
+
+
+# -- keyed by role: the table under the label, the identity shown when it differs --------------
+
+STATIC = "packaged-static"
+# A small grid for the static model: 2 groups x 1 arm x 2 orders x 1 length x 2 positions.
+STATIC_GRID = ("--niah-arms=literal", "--niah-lengths=128", "--niah-positions=2")
+
+
+def test_a_role_is_checked_by_its_table_and_a_changed_table_names_the_model(niah, monkeypatch):
+    static_model = pytest.importorskip("static_model")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+    import shutil
+    from pathlib import Path
+
+    update = niah.run(*STATIC_GRID, f"--niah-model=prod={STATIC}", "--snapshot-update")
+    assert update.ret == pytest.ExitCode.OK, update.stdout.str()
+    update.stdout.fnmatch_lines(["*1 snapshot generated*"])
+    written = ambr(niah, "prod").read_bytes()
+    assert b"packaged-static" not in written and b"static_model" not in written
+    # The same weights copied to another folder: another model spec, the same table.
+    copy = niah.pytester.path / "copied-model"
+    shutil.copytree(Path(static_model.__file__).resolve().parent / "model", copy)
+    same = niah.run(*STATIC_GRID, f"--niah-model=prod={copy}", "--niah-snapshot")
+    assert same.ret == pytest.ExitCode.OK, same.stdout.str()
+    same.stdout.fnmatch_lines(["*1 snapshot passed*"])
+    # Another model in the role: its table differs, and the failure says which model made it.
+    other = niah.run(
+        *STATIC_GRID, "--niah-model=prod=lexical:tfidf", "--niah-snapshot", "--niah-json=other.json"
+    )
+    assert other.ret == pytest.ExitCode.TESTS_FAILED
+    other.stdout.fnmatch_lines(["*1 snapshot failed*", "FAILED *test_metric_table[[]prod[]]*"])
+    identity = niah.load("other.json").model
+    assert identity.name == "lexical:tfidf"
+    text = other.stdout.str()
+    assert (
+        "the metric table of 'prod' differs from its snapshot; this table came from model "
+        f"lexical:tfidf (identity fingerprint {identity.fingerprint}, reads every token)"
+    ) in text
+    assert ambr(niah, "prod").read_bytes() == written
