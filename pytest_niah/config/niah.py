@@ -8,7 +8,6 @@ API accept the same values and fail with the same messages, naming the field.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any
 
 from pytest_niah.config.options import BY_NAME, default
 from pytest_niah.config.parsers import named
+from pytest_niah.digest import digest
 from pytest_niah.errors import ConfigError
 
 
@@ -35,9 +35,18 @@ class ModelSpec:
                 "--niah-model: the model name is empty", "give a hub name or a local path"
             )
         label, sep, name = value.partition("=")
-        if sep and label and _is_label(label) and name:
+        if sep and ((label and _is_label(label) and name) or _means_label(label, value)):
+            label, name = label.strip(), name.strip()
+            check_label(label, name=name)
+            if not name:
+                raise ConfigError(
+                    f"--niah-model {_short(value)!r}: no model after the label {label!r}",
+                    f"give one, e.g. --niah-model={label}=lexical:tfidf",
+                )
             return cls(label=label, name=name)
-        return cls(label=default_label(value), name=value)
+        label = default_label(value)
+        check_label(label, name=value, derived=True)
+        return cls(label=label, name=value)
 
 
 def default_label(name: str) -> str:
@@ -55,8 +64,74 @@ def default_label(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in stem)
 
 
+MAX_LABEL_LENGTH = 100
+"""The longest model label: labels name files and folders, which have a length limit."""
+
+
 def _is_label(text: str) -> bool:
     return all(ch.isalnum() or ch in "._-" for ch in text) and "/" not in text
+
+
+def _means_label(label: str, value: str) -> bool:
+    """Whether ``LABEL=...`` with an invalid label is meant as one, not a path holding ``=``.
+
+    A part before ``=`` that holds a path separator belongs to a path or a served model's
+    address (``openai+http://...``); so does a value that names an existing file or folder.
+    """
+    if any(sep in label for sep in ("/", "\\")):
+        return False
+    from pathlib import Path
+
+    try:
+        return not Path(value).expanduser().exists()
+    except (OSError, ValueError):
+        return True
+
+
+def check_label(label: str, *, name: str = "", derived: bool = False) -> None:
+    """Refuse a model label that cannot name its files, ids and table rows.
+
+    A label is 1 to :data:`MAX_LABEL_LENGTH` characters: letters, digits, ``.``, ``_`` and
+    ``-``, with at least one letter or digit (so not ``.``, ``..`` or ``-``).
+
+    Args:
+        label: The label.
+        name: The model it labels, for the message.
+        derived: The label was made from the model's name (no ``LABEL=`` was given).
+
+    Raises:
+        ConfigError: the label is not usable; the message names it and the fix.
+    """
+    shown = _short(label)
+    what = (
+        f"--niah-model {_short(name)!r}: the label {shown!r} made from the model name"
+        if derived
+        else f"--niah-model: the label {shown!r}" + (f" of {_short(name)!r}" if name else "")
+    )
+    if not label:
+        problem = "--niah-model: the label before '=' is empty"
+    elif len(label) > MAX_LABEL_LENGTH:
+        problem = f"{what} is {len(label)} characters long (at most {MAX_LABEL_LENGTH})"
+    elif not _is_label(label):
+        odd = sorted({ch for ch in label if not (ch.isalnum() or ch in "._-")})
+        problem = f"{what} holds {', '.join(map(repr, odd))}"
+    elif not any(ch.isalnum() for ch in label):
+        problem = f"{what} has no letter or digit"
+    else:
+        return
+    slug = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in label)
+    suggestion = slug[:40].strip("._-") or "candidate"
+    raise ConfigError(
+        problem,
+        "label the model with 1 to "
+        f"{MAX_LABEL_LENGTH} letters, digits, '.', '_' or '-' (at least one letter or digit), "
+        f"e.g. --niah-model={suggestion}={_short(name) if name else 'NAME'}",
+    )
+
+
+def _short(text: str, keep: int = 40) -> str:
+    """``text``, cut to ``keep`` characters with "..." when longer (for messages)."""
+    return text if len(text) <= keep else text[:keep] + "..."
 
 
 @dataclass(frozen=True)
@@ -145,5 +220,4 @@ class NiahConfig:
 
     def fingerprint(self) -> str:
         """Short sha256 of the canonical config: names the shared results file."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        return digest(self.to_dict())[:16]

@@ -82,6 +82,11 @@ class HaystackTokenizer:
         """Encodings without special tokens (multi-threaded in the Rust library)."""
         return list(self._tokenizer.encode_batch(list(texts), add_special_tokens=False))
 
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        """Token counts: the same ids as :meth:`encode_batch`, without tracking offsets."""
+        encoded = self._tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+        return [len(encoding) for encoding in encoded]
+
 
 class SentenceTransformerEmbedder:
     """Any sentence-transformers (or model2vec) model, loaded on first use.
@@ -213,8 +218,7 @@ class SentenceTransformerEmbedder:
             first: Any = model[0]
             first.tokenizer.no_truncation()  # read every token: the model has no window
         if self.max_seq_length is not None:
-            _check_window(self.name, model, self.max_seq_length)
-            model.max_seq_length = self.max_seq_length
+            _set_window(self.name, model, self.max_seq_length)
         _check_vocabulary(self.name, self._backend_tokenizer(model))
         self._check_kwargs_with(model)
         return model
@@ -443,6 +447,31 @@ def _check_window(name: str, model: Any, requested: int) -> None:
             f"(its position embeddings stop at {limit})",
             f"give at most {limit}",
         )
+
+
+def _set_window(name: str, model: Any, requested: int) -> None:
+    """Make the model read at most ``requested`` tokens (``--niah-max-seq-length``).
+
+    A static model (an embedding bag) has no window of its own; its tokenizer is set to cut
+    every text after ``requested`` tokens instead, which reads exactly like a window.
+
+    Raises:
+        ConfigError: more than the model can read, or a model whose window cannot be set.
+    """
+    if _is_static(model):
+        tokenizer: Any = getattr(model[0], "tokenizer", None)
+        if hasattr(tokenizer, "enable_truncation"):
+            tokenizer.enable_truncation(requested)
+            return
+    _check_window(name, model, requested)
+    try:
+        model.max_seq_length = requested
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"--niah-max-seq-length={requested}: the window of model {name!r} cannot be set "
+            f"({type(model[0]).__name__} has none to set: {exc})",
+            "drop --niah-max-seq-length for this model",
+        ) from None
 
 
 def _source_folder(model: Any) -> Path | None:

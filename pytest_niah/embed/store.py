@@ -325,9 +325,16 @@ def _insert(conn: sqlite3.Connection, rows: list[tuple[str, str, int, str, bytes
         return conn.total_changes - before
 
 
-def _decode(dim: int, dtype: str, blob: bytes) -> np.ndarray | None:
-    """The stored vector, or ``None`` when the row does not hold what it claims."""
-    if dtype != _DTYPE or not isinstance(blob, bytes) or len(blob) != int(dim) * 4 or dim <= 0:
+def _decode(dim: object, dtype: object, blob: object) -> np.ndarray | None:
+    """The stored vector, or ``None`` when the row does not hold what it claims.
+
+    Any row that cannot be read as a finite float32 vector of ``dim`` values (a ``dim`` that
+    is not a positive whole number, another dtype, a blob of another size, NaN or infinity)
+    is ``None``: the caller drops it and embeds that input again. Never raises.
+    """
+    if type(dim) is not int or dim <= 0 or dtype != _DTYPE:
+        return None
+    if not isinstance(blob, bytes) or len(blob) != dim * 4:
         return None
     vector = np.frombuffer(blob, dtype=np.float32)
     return vector if bool(np.isfinite(vector).all()) else None

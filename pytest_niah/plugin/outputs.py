@@ -42,9 +42,7 @@ def write_outputs(niah: NiahSession) -> list[str]:
 
     if niah.json_path:
         for label, results in finished.items():
-            target = Path(niah.json_path)
-            if len(niah.labels) > 1:
-                target = target.with_name(f"{target.stem}.{label}{target.suffix or '.json'}")
+            target = json_target(niah.json_path, label, several=len(niah.labels) > 1)
             attempt(f"--niah-json {target}", partial(_save_json, results, target))
     if niah.save_name:
         for label, results in finished.items():
@@ -54,6 +52,20 @@ def write_outputs(niah: NiahSession) -> list[str]:
     if niah.report_dir:
         attempt(f"--niah-report {niah.report_dir}", partial(_report, niah, finished, comparisons))
     return failed
+
+
+def json_target(json_path: str, label: str, *, several: bool) -> Path:
+    """The ``--niah-json`` file of one model: FILE itself, or FILE.<label>.json when several.
+
+    The label part is the label's store folder name
+    (:func:`~pytest_niah.results.storage.label_folder`): one-to-one, bounded and safe.
+    """
+    target = Path(json_path)
+    if not several:
+        return target
+    from pytest_niah.results.storage import label_folder
+
+    return target.with_name(f"{target.stem}.{label_folder(label)}{target.suffix or '.json'}")
 
 
 def _save_json(results: NiahResults, target: Path) -> list[Path]:

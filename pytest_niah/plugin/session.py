@@ -229,10 +229,17 @@ class NiahSession:
     # -- results ------------------------------------------------------------------------------
 
     def results_path(self, label: str) -> Path:
-        """The shared results file of one model's config."""
+        """The shared results file of one model's config.
+
+        Named after the label's store folder (:func:`~pytest_niah.results.storage.label_folder`),
+        which is one-to-one and bounded, so any label gives a short, safe file name.
+        """
         if self.shared_dir is None:
             raise RuntimeError("pytest-niah: the shared folder is not set up yet")
-        return self.shared_dir / f"niah-{label}-{self.configs[label].fingerprint()}.json"
+        from pytest_niah.results.storage import label_folder
+
+        stem = f"niah-{label_folder(label)}-{self.configs[label].fingerprint()}"
+        return self.shared_dir / f"{stem}.json"
 
     def results(self, label: str) -> NiahResults:
         """Compute once per machine (under a file lock), then read everywhere.

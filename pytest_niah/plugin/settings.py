@@ -80,8 +80,13 @@ def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
     from pytest_niah.embed.models import check_model_name, is_remote
 
     values = option_values(config)
-    specs = [ModelSpec.parse(m) for m in models]
     problems = Problems()
+    specs: list[ModelSpec] = []
+    for model in models:
+        with problems:
+            specs.append(ModelSpec.parse(model))
+    if not specs:
+        problems.raise_any()
     for spec in specs:
         with problems:
             check_model_name(
@@ -97,6 +102,7 @@ def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
                 "drop --niah-tokenizer",
             )
         )
+    _check_lexical_only(specs, values, problems)
     fields = {f.name for f in dataclasses.fields(NiahConfig)} - {"model"}
     base = NiahConfig(model=specs[0].name, **{k: values[k] for k in fields})
     for name in ("min_auc", "min_ratio"):
@@ -148,6 +154,14 @@ def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
         problems.add(
             ConfigError("--niah-snapshot needs syrupy", "pip install 'pytest-niah[snapshot]'")
         )
+    if session.report_dir and not _importable("matplotlib"):
+        problems.add(
+            ConfigError(
+                f"--niah-report={session.report_dir} needs matplotlib for the report's figures, "
+                "and it cannot be imported here",
+                "pip install 'pytest-niah[report]', or drop --niah-report",
+            )
+        )
     _check_outputs(session, problems)
     problems.raise_any()
     return session
@@ -192,12 +206,24 @@ def _check_save(session: NiahSession, config: pytest.Config, problems: Problems)
         return
     if not session.save_name:
         return
+    from pytest_niah.files import output_problem
     from pytest_niah.results.storage import run_path
 
     with problems:
         for label in session.labels:
             target = run_path(session.save_name, store=session.store_dir, label=label)
-            if target.exists() and not session.save_overwrite:
+            try:
+                exists = target.exists()
+            except OSError as exc:  # e.g. a name the file system cannot hold
+                if output_problem(str(session.store_dir), folder=True):
+                    return  # the store folder itself is the cause: _check_outputs names it
+                raise OutputError(
+                    f"--niah-save: run {session.save_name[:40]!r} of model {label!r} cannot be "
+                    f"saved at {target} ({exc.strerror or exc})",
+                    "give the run a shorter, plain name, e.g. --niah-save=baseline, or another "
+                    "--niah-storage folder",
+                ) from None
+            if exists and not session.save_overwrite:
                 raise OutputError(
                     f"--niah-save: run {session.save_name!r} of model {label!r} exists "
                     f"already ({target})",
@@ -208,10 +234,16 @@ def _check_save(session: NiahSession, config: pytest.Config, problems: Problems)
 def _check_outputs(session: NiahSession, problems: Problems) -> None:
     """Every path the run will write, checked now rather than after minutes of embedding."""
     from pytest_niah.files import output_problem
+    from pytest_niah.plugin.outputs import json_target
 
     wanted: list[tuple[str, str, bool]] = []
     if session.json_path:
-        wanted.append(("--niah-json", session.json_path, False))
+        several = len(session.labels) > 1
+        targets = {
+            str(json_target(session.json_path, label, several=several)): None
+            for label in session.labels
+        }
+        wanted += [("--niah-json", target, False) for target in targets]
     if session.report_dir:
         wanted.append(("--niah-report", session.report_dir, True))
     if session.save_name:
@@ -227,6 +259,43 @@ def _check_outputs(session: NiahSession, problems: Problems) -> None:
 
         with problems:
             check_step_summary()
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent that fails, or a None entry in sys.modules
+        return False
+
+
+def _check_lexical_only(specs: list[ModelSpec], values: dict[str, Any], problems: Problems) -> None:
+    """Model options that no model of the run would use: every model is a lexical baseline.
+
+    The lexical baselines read whole texts with no model behind them, so a window, model
+    or encode() arguments would be silently ignored. With another model in the run the
+    options apply to that one.
+    """
+    from pytest_niah.embed.models import LEXICAL_PREFIX
+
+    if not all(spec.name.startswith(LEXICAL_PREFIX) for spec in specs):
+        return
+    names = ", ".join(sorted({spec.name for spec in specs}))
+    for option, given in (
+        ("--niah-max-seq-length", values["max_seq_length"] is not None),
+        ("--niah-model-kwargs", bool(values["model_kwargs"])),
+        ("--niah-encode-kwargs", bool(values["encode_kwargs"])),
+    ):
+        if given:
+            problems.add(
+                ConfigError(
+                    f"{option} has no effect on the lexical baseline ({names}): it reads whole "
+                    "texts and has no model window, model or encode() arguments",
+                    f"drop {option}, or use it with a neural model such as packaged-minilm",
+                )
+            )
 
 
 def _check_sharding(session: NiahSession, values: dict[str, Any], problems: Problems) -> None:

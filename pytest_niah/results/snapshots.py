@@ -6,10 +6,12 @@ reports model B's snapshots as unused.
 
 from __future__ import annotations
 
+import copy
 import math
 from pathlib import Path
 from typing import Any
 
+from pytest_niah.config.options import default
 from pytest_niah.results.niah_results import NiahResults
 
 SNAPSHOT_COLUMNS = (
@@ -25,7 +27,7 @@ SNAPSHOT_COLUMNS = (
 )
 
 
-def metric_table(results: NiahResults, digits: int = 3) -> dict[str, Any]:
+def metric_table(results: NiahResults, digits: int = default("snapshot_digits")) -> dict[str, Any]:
     """The per-length tables of every arm and scoring, floats rounded to ``digits``.
 
     Rounding keeps last-bit changes (another BLAS, another batch split) from churning
@@ -51,12 +53,19 @@ def _round(value: Any, digits: int) -> Any:
 
 
 def extension_for(directory: Path) -> type:
-    """An Amber extension that keeps its snapshot files in ``directory``."""
+    """An Amber extension that keeps its snapshot files in ``directory``.
+
+    Its files are written whole or not at all, like every output of pytest-niah
+    (:func:`~pytest_niah.files.write_atomic`): syrupy itself rewrites a snapshot file in
+    place, so a kill or a full disk mid-write would leave half a snapshot.
+    """
     from syrupy.extensions.amber import AmberSnapshotExtension
 
     target = str(directory)
 
     class NiahSnapshotExtension(AmberSnapshotExtension):
+        serializer_class = atomic_serializer(AmberSnapshotExtension.serializer_class)
+
         @classmethod
         def dirname(cls, *, test_location: Any) -> str:
             return target
@@ -71,6 +80,64 @@ def extension_for(directory: Path) -> type:
             return bool(Path(snapshot_location).stem == test_location.basename)
 
     return NiahSnapshotExtension
+
+
+def atomic_serializer(base: Any) -> Any:
+    """A subclass of syrupy's Amber serializer ``base`` whose files are written atomically.
+
+    syrupy's own ``write_file`` (merging with the file's snapshots when asked) writes a
+    staging file next to the snapshot file, whose content then replaces the snapshot file
+    through :func:`~pytest_niah.files.write_atomic`; the staging file is always removed.
+    The staging file is named like write_atomic's temporary files, so one a killed run left
+    behind is removed by the next write.
+    """
+    import contextlib
+    import inspect
+    import os
+    import tempfile
+
+    from pytest_niah.files import _TMP_MARK as TMP_MARK  # write_atomic's temporary files
+    from pytest_niah.files import write_atomic
+
+    # syrupy >= 5 can lock the file for a read-modify-write (pytest-xdist); 4.x cannot.
+    locking = "file_lock" in inspect.signature(base.write_file).parameters
+
+    class AtomicAmberSerializer(base):  # type: ignore[misc]
+        @classmethod
+        def write_file(cls, snapshot_collection: Any, merge: bool = False, **kwargs: Any) -> None:
+            real = Path(snapshot_collection.location)
+            lock: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+            if locking:
+                from syrupy.utils import exclusive_file_lock, snapshot_file_lock_enabled
+
+                wanted = kwargs.get("file_lock")
+                wanted = snapshot_file_lock_enabled() if wanted is None else wanted
+                if wanted and not kwargs.get("_already_locked", False):
+                    lock = exclusive_file_lock(real)
+            with lock:
+                collection = snapshot_collection
+                if merge:
+                    collection = cls.read_file(str(real))
+                    collection.merge(snapshot_collection)
+                real.parent.mkdir(parents=True, exist_ok=True)
+                descriptor, staging = tempfile.mkstemp(
+                    dir=real.parent, prefix=f".{real.name}{TMP_MARK}{os.getpid()}-"
+                )
+                os.close(descriptor)
+                try:
+                    staged = copy.copy(collection)
+                    staged.location = staging
+                    extra = {"file_lock": False} if locking else {}
+                    if "name_order" in kwargs:
+                        extra["name_order"] = kwargs["name_order"]
+                    super().write_file(staged, merge=False, **extra)
+                    data = Path(staging).read_bytes()
+                finally:
+                    with contextlib.suppress(OSError):
+                        os.unlink(staging)
+                write_atomic(real, data)
+
+    return AtomicAmberSerializer
 
 
 def model_dir(root: Path, label: str) -> Path:

@@ -36,6 +36,10 @@ PREVIOUS = "previous"
 _HASHED = re.compile(r"-[0-9a-f]{10}$")
 _GIT_TIMEOUT_S = 10
 _LISTED_RUNS = 20
+_MAX_PLAIN = 100  # the longest label used as a folder name as it is (MAX_LABEL_LENGTH)
+# A run name's file, "<name>.json", and its temporary file while written (about 32 bytes
+# more) must fit the usual 255-byte limit of a file name.
+_MAX_NAME_BYTES = 200
 
 
 def machine_info() -> dict[str, str]:
@@ -89,13 +93,14 @@ def run_key(model_label: str, machine: Mapping[str, str]) -> str:
 
 
 def label_folder(label: str) -> str:
-    """The store folder of a model label.
+    """The store folder of a model label; also what any file named after a label is built from.
 
-    The label itself when it is a plain, safe name, else a readable slug plus a hash of the
-    label, so two labels never share a folder (``模型`` and ``型号``, ``.`` and ``..``) and
-    none leaves the store.
+    The label itself when it is a plain, safe name of at most :data:`_MAX_PLAIN` characters,
+    else a readable slug plus a hash of the label, so two labels never share a folder
+    (``模型`` and ``型号``, ``.`` and ``..``), none leaves the store, and none is longer than
+    71 characters: a file name built from it stays far below the file system's limit.
     """
-    if _safe(label) == label and not _HASHED.search(label):
+    if _safe(label) == label and not _HASHED.search(label) and len(label) <= _MAX_PLAIN:
         return label
     digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return f"{_safe(label)[:60]}-{digest}"
@@ -442,11 +447,25 @@ def _is_name(text: str) -> bool:
 
 
 def check_name(name: str) -> None:
-    """Refuse run names that are empty or would leave the store folder (``a/b``, ``..``)."""
+    """Refuse run names that are empty, leave the store folder (``a/b``, ``..``) or are too long."""
     if not name.strip() or not _is_name(name) or "\0" in name:
         raise ConfigError(
             f"--niah-save: run name {name!r} is not a plain file name",
             "give a name such as 'baseline' (not empty, no path separators)",
+        )
+    try:
+        size = len(os.fsencode(name))
+    except UnicodeError:  # a lone surrogate the file system encoding cannot hold
+        raise ConfigError(
+            f"--niah-save: run name {name!r} cannot be a file name here (its characters have "
+            "no encoding on this file system)",
+            "give a name such as 'baseline'",
+        ) from None
+    if size > _MAX_NAME_BYTES:
+        raise ConfigError(
+            f"--niah-save: run name {name[:40]!r}... is {size} bytes long, too long for a file "
+            f"name (at most {_MAX_NAME_BYTES})",
+            f"give a shorter name, e.g. {_safe(name)[:40]!r}",
         )
 
 
