@@ -166,6 +166,9 @@ class _PrefixEncoding:
     def __init__(self, base: Encoded, tokens: int, chars: int) -> None:
         self.base, self._tokens, self._chars = base, tokens, chars
 
+    def __len__(self) -> int:
+        return self._tokens
+
     @property
     def ids(self) -> list[int]:
         return list(self.base.ids[: self._tokens])
@@ -311,7 +314,7 @@ class HaystackBuilder:
         lengths_of = dict(
             zip(
                 texts,
-                (len(e.ids) for e in self.tokenizer.encode_batch(list(texts.values()))),
+                (len(e) for e in self.tokenizer.encode_batch(list(texts.values()))),
                 strict=True,
             )
         )
@@ -392,7 +395,7 @@ class HaystackBuilder:
             encodings = [f.encoding for f in fillers]
         else:
             encodings = list(encoded[: len(fillers)])
-            if any(len(e.ids) != length for e in encodings):
+            if any(len(e) != length for e in encodings):
                 return None
         if not needles:
             return Block(group.id, length, tuple(haystacks), tuple(encodings))
@@ -513,7 +516,7 @@ class HaystackBuilder:
         parts = _prefix(stream, tokens + 8)
         text = " ".join(parts)
         (encoding,) = self.tokenizer.encode_batch([text])
-        count = len(encoding.ids)
+        count = len(encoding)
         if count < tokens:
             return self._fit(stream, tokens, what)  # it raises the error that explains
         whole = _Filler(text, encoding, count, parts, _sentence_slots(parts, text, encoding, count))
@@ -525,7 +528,7 @@ class HaystackBuilder:
         text = " ".join(parts)
         for _ in range(_FIT_ATTEMPTS):
             (encoding,) = self.tokenizer.encode_batch([text])
-            count = len(encoding.ids)
+            count = len(encoding)
             if count == tokens:
                 return _Filler(
                     text, encoding, tokens, parts, _sentence_slots(parts, text, encoding, tokens)
@@ -558,7 +561,7 @@ class HaystackBuilder:
         """The needle haystack, checked; a miss (joins merged or split tokens) is rebuilt."""
         filler_tokens = length - needle_tokens
         for _ in range(_FIT_ATTEMPTS):
-            got = len(encoding.ids)
+            got = len(encoding)
             if got == length:
                 first = encoding.char_to_token(needle_char)
                 last = encoding.char_to_token(needle_char + len(needle.rstrip()) - 1)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 
 def target_offsets(filler_tokens: int, positions: int) -> list[int]:
     """Evenly spaced target token offsets, the first at 0 and the last at the end."""
@@ -89,30 +91,31 @@ def distinct_nearest(targets: Sequence[int], slots: Sequence[int]) -> list[int] 
     """Strictly increasing slots, one per target, minimising the total distance to them.
 
     Targets and slots are sorted; ``None`` when there are fewer slots than targets. Ties
-    go to the earlier slot. A dynamic programme over (target, slot): O(targets x slots).
+    go to the earlier slot. A dynamic programme over (target, slot), one vectorised row per
+    target: O(targets x slots) in numpy (a long filler has thousands of word gaps).
     """
     n, m = len(targets), len(slots)
     if n > m:
         return None
     if n == 0:
         return []
-    inf = float("inf")
-    # cost[i][j]: best total for targets[:i+1] with target i at slot j.
-    cost = [[inf] * m for _ in range(n)]
-    back = [[-1] * m for _ in range(n)]
-    for j in range(m):
-        cost[0][j] = abs(slots[j] - targets[0])
+    where = np.asarray(slots, dtype=np.float64)
+    index = np.arange(m)
+    # cost[j]: best total for the targets so far with the last one at slot j.
+    cost = np.abs(where - targets[0])
+    back = np.full((n, m), -1, dtype=np.int64)
     for i in range(1, n):
-        best, best_j = inf, -1
-        row, previous = cost[i], cost[i - 1]
-        for j in range(i, m):
-            if previous[j - 1] < best:
-                best, best_j = previous[j - 1], j - 1
-            row[j] = best + abs(slots[j] - targets[i])
-            back[i][j] = best_j
-    j = min(range(n - 1, m), key=lambda k: (cost[n - 1][k], k))
+        # The best earlier slot k < j, and the first k reaching it (ties: the earlier slot).
+        best = np.minimum.accumulate(cost)
+        before = np.concatenate(([np.inf], best[:-1]))
+        first = np.maximum.accumulate(np.where(cost < before, index, -1))
+        row = np.full(m, np.inf)
+        row[i:] = best[i - 1 : m - 1] + np.abs(where[i:] - targets[i])
+        back[i, i:] = first[i - 1 : m - 1]
+        cost = row
+    j = int(n - 1 + np.argmin(cost[n - 1 :]))
     chosen = [0] * n
     for i in range(n - 1, -1, -1):
         chosen[i] = slots[j]
-        j = back[i][j]
+        j = int(back[i, j])
     return chosen

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_niah.files import remove_stale_temps, write_atomic
-from pytest_niah.haystacks.tokens import Tokenizer
+from pytest_niah.haystacks.tokens import Tokenizer, token_counts
 
 _FORMAT = 1
 _UNKNOWN = -1
@@ -50,8 +50,8 @@ class SentenceCounts:
         counts = self._counts[book]
         missing = [i for i in range(start, stop) if counts[i] == _UNKNOWN]
         if missing:
-            encoded = self._tokenizer.encode_batch([self._books[book][i] for i in missing])
-            counts[missing] = [len(e.ids) for e in encoded]
+            sentences = [self._books[book][i] for i in missing]
+            counts[missing] = token_counts(self._tokenizer, sentences)
             self._dirty = True
         return [int(c) for c in counts[start:stop]]
 

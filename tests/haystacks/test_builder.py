@@ -422,3 +422,17 @@ def test_building_on_several_threads_changes_no_byte(shared_corpus, minilm_token
     one, three = run(1), run(3)
     assert one == three
     assert one[2].snippets_used > 0
+
+
+@pytest.mark.parametrize("which", ["minilm_tokenizer", "static_tokenizer"])
+def test_counting_without_offsets_gives_the_encoded_counts(request, shared_corpus, which):
+    """Sentence counts come from the tokenizer's offset-free path: the same numbers."""
+    from pytest_niah.haystacks.tokens import CountingTokenizer, token_counts
+
+    tokenizer = request.getfixturevalue(which)
+    assert isinstance(tokenizer, CountingTokenizer)
+    sentences = shared_corpus.books[1].sentences[:400]
+    assert token_counts(tokenizer, sentences) == [
+        len(e.ids) for e in tokenizer.encode_batch(sentences)
+    ]
+    assert token_counts(tokenizer, sentences) != [len(s.split()) for s in sentences]

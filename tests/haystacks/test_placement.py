@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pytest_niah.haystacks.placement import distinct_nearest, place, target_offsets
@@ -65,3 +65,40 @@ def test_fewer_gaps_than_positions_marks_the_repeats():
     for i in repeats:
         first = placement.duplicate_of[i]
         assert placement.offsets[first] == placement.offsets[i] and first < i
+
+
+def _distinct_nearest_reference(targets, slots):
+    """The dynamic programme written out loop by loop (the vectorised one must match it)."""
+    n, m = len(targets), len(slots)
+    if n > m:
+        return None
+    if n == 0:
+        return []
+    inf = float("inf")
+    cost = [[inf] * m for _ in range(n)]
+    back = [[-1] * m for _ in range(n)]
+    for j in range(m):
+        cost[0][j] = abs(slots[j] - targets[0])
+    for i in range(1, n):
+        best, best_j = inf, -1
+        for j in range(i, m):
+            if cost[i - 1][j - 1] < best:
+                best, best_j = cost[i - 1][j - 1], j - 1
+            cost[i][j] = best + abs(slots[j] - targets[i])
+            back[i][j] = best_j
+    j = min(range(n - 1, m), key=lambda k: (cost[n - 1][k], k))
+    chosen = [0] * n
+    for i in range(n - 1, -1, -1):
+        chosen[i] = slots[j]
+        j = back[i][j]
+    return chosen
+
+
+@given(
+    targets=st.lists(st.integers(0, 60), min_size=0, max_size=12).map(sorted),
+    slots=st.sets(st.integers(0, 60), max_size=30).map(sorted),
+)
+@example(targets=[5, 10], slots=[4, 6, 11])  # 4 and 6 tie for the first target
+def test_distinct_nearest_breaks_ties_as_the_loop_does(targets, slots):
+    # Small ranges make ties common: the chosen slots (hence haystack bytes) must not move.
+    assert distinct_nearest(targets, slots) == _distinct_nearest_reference(targets, slots)
