@@ -177,6 +177,15 @@ MODEL_PRESETS: dict[str, Preset] = {
         remote_code=True,
         note="the study's text-matching adapter (task='text-matching')",
     ),
+    # The port to transformers' own JinaEmbeddingsV3 classes (in transformers 5) runs no
+    # remote code, and takes no task: its LoRA adapters are PEFT adapters in subfolders
+    # (retrieval_query, text_matching, ...) that model.load_adapter()/set_adapter() select.
+    # sentence-transformers loads the base weights, and encode(task=...) would be silently
+    # ignored, so the preset sets nothing and only says what is measured.
+    "jinaai/jina-embeddings-v3-hf": Preset(
+        note="the transformers port, measured without a task adapter (its base weights), "
+        "not with the study's text-matching adapter; see jinaai/jina-embeddings-v3",
+    ),
     "jinaai/jina-embeddings-v2-base-en": Preset(remote_code=True),
     "nomic-ai/nomic-embed-text-v1.5": Preset(
         query_prompt="search_query: ",
@@ -325,3 +334,31 @@ def check_model_name(
             "give the folder a model was saved to with SentenceTransformer.save(...) or "
             "save_pretrained(...)",
         )
+    own_code = modules_outside_sentence_transformers(folder)
+    if own_code and not trust_remote_code:
+        raise EmbedderError(
+            f"model folder {path!r} runs its own code ({', '.join(own_code)} in modules.json), "
+            "which pytest-niah never allows by default",
+            "if you trust it, add --niah-trust-remote-code",
+        )
+
+
+def modules_outside_sentence_transformers(folder: Path) -> list[str]:
+    """The module classes a folder's ``modules.json`` names outside sentence-transformers.
+
+    Such a class is the folder's own code (``custom_st.Transformer`` beside ``custom_st.py``)
+    or another package's: importing it runs that code. sentence-transformers 6 refuses it
+    without ``trust_remote_code``; version 5 imported a local folder's class with a warning,
+    so pytest-niah checks for itself. A missing or unreadable ``modules.json`` names none
+    (loading reports what is wrong with it).
+    """
+    import json
+
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(modules, list):
+        return []
+    refs = [m.get("type") for m in modules if isinstance(m, dict)]
+    return [r for r in refs if isinstance(r, str) and not r.startswith("sentence_transformers.")]
