@@ -18,7 +18,7 @@ import numpy as np
 
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.store import EmbeddingStore
-from pytest_niah.errors import EmbeddingError
+from pytest_niah.errors import EmbedderError, EmbeddingError, NiahError
 from pytest_niah.haystacks.plan import DOCUMENT, ModelInput
 
 MAX_BATCH = 512
@@ -214,7 +214,12 @@ class Encoder:
 
     def _encode(self, items: list[ModelInput]) -> None:
         started = time.perf_counter()
-        rows = self.embedder.encode(items)
+        try:
+            rows = self.embedder.encode(items)
+        except NiahError:
+            raise
+        except Exception as exc:  # the model's own code failed: one stop that names it
+            raise _encode_failure(self.embedder.name, items, exc, self.store is not None) from exc
         self.stats.seconds += time.perf_counter() - started
         _check_rows(self.embedder.name, rows, len(items))
         learned = False
@@ -238,6 +243,22 @@ class Encoder:
         self.stats.tokens += tokens
         if learned:
             self._settle_pending()
+
+
+def _encode_failure(
+    name: str, items: list[ModelInput], exc: Exception, cached: bool
+) -> EmbedderError:
+    """The error for a model that raised while embedding a batch, with the likely fix."""
+    kept = " (the vectors embedded before it are kept in the cache)" if cached else ""
+    problem = (
+        f"model {name!r} failed while embedding {len(items)} {items[0].kind} input(s) of up to "
+        f"{max(i.tokens for i in items):,} tokens: {type(exc).__name__}: {exc}{kept}"
+    )
+    if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower():
+        return EmbedderError(problem, "lower --niah-token-budget or --niah-batch-size")
+    return EmbedderError(
+        problem, "check --niah-encode-kwargs and --niah-model-kwargs against the model card"
+    )
 
 
 def _check_rows(name: str, rows: Any, expected: int) -> None:

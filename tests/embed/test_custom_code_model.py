@@ -182,11 +182,6 @@ def test_with_the_flag_a_run_passes_and_task_reaches_the_model_code(
     assert by_name["again"] == by_name["query"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an error the model raises while encoding is not turned into one stop yet: "
-    "the ValueError surfaces as an INTERNALERROR traceback (issue 16, item 2)",
-)
 def test_a_task_the_model_does_not_know_stops_the_run_once(pytester):
     result = run(
         pytester, f"--niah-model={FOLDER}", FLAG, '--niah-encode-kwargs={"task": "retrieval"}'

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from pytest_niah.embed.runner import MAX_BATCH, EmbeddingStats, Encoder, VectorTable
 from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
-from pytest_niah.errors import EmbeddingError
+from pytest_niah.errors import EmbedderError, EmbeddingError
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput
 
 
@@ -160,8 +160,14 @@ def test_another_identity_misses(store: EmbeddingStore):
 
 def test_each_batch_is_written_as_soon_as_it_is_embedded(store: EmbeddingStore):
     fake = FakeEmbedder(fail_on=3)
-    with pytest.raises(RuntimeError, match="out of memory"):
+    with pytest.raises(EmbedderError) as info:
         run(fake, make_inputs(100), store, batch_size=10)
+    # The model's own failure becomes one error naming the model, the cause and the fix.
+    message = str(info.value)
+    assert "model 'fake' failed while embedding 10 document input(s)" in message
+    assert "RuntimeError" in message and "kept in the cache" in message
+    assert "--niah-token-budget" in message  # an out-of-memory failure: smaller batches
+    assert isinstance(info.value.__cause__, RuntimeError)
     assert store.count() == 20
     resumed = FakeEmbedder()
     encoder, _ = run(resumed, make_inputs(100), store, batch_size=10)
@@ -220,3 +226,15 @@ def test_an_empty_run_has_an_empty_table():
     encoder, table = run(FakeEmbedder(), [])
     assert table.matrix.shape == (0, 0) and encoder.stats == EmbeddingStats()
     assert table.rows([]).shape == (0,)
+
+
+def test_a_model_that_raises_is_one_error_pointing_at_its_kwargs():
+    class Refusing(FakeEmbedder):
+        def encode(self, inputs):
+            raise ValueError("task 'x' is unknown to this model")
+
+    with pytest.raises(EmbedderError) as info:
+        run(Refusing(), make_inputs(4), batch_size=2)
+    message = str(info.value)
+    assert "ValueError: task 'x' is unknown to this model" in message
+    assert "--niah-encode-kwargs" in message and "kept in the cache" not in message
