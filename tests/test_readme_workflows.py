@@ -4,6 +4,7 @@ The workflow's YAML is parsed; its matrix, artifacts and job order are checked, 
 ``pytest`` step runs for real (each shard job in a fresh folder, its artifact copied the way
 ``download-artifact`` with ``merge-multiple`` gathers them), with ``$NIAH`` set to a small
 grid on the packaged static model. The Slurm scripts run under bash with the array's task ids.
+Only the tests that run models are slow; the parse-only check runs in every test run.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ NIAH = (
     f"--niah-model=prod=packaged-static --niah-corpus={SHARED_CORPUS} --niah-lengths=128,256 "
     "--niah-positions=2 --niah-arms=literal --niah-groups=dietary-01,location-01,medical-01"
 )
-pytestmark = pytest.mark.slow
 
 
 def section(title: str) -> str:
@@ -99,6 +99,7 @@ def test_the_github_workflow_is_consistent():
     assert f"--niah-from-shards={download['path']}" in gate_command
 
 
+@pytest.mark.slow
 def test_the_github_workflow_runs_and_gates_like_an_unsharded_run(tmp_path):
     embed, gate = WORKFLOW["jobs"]["embed"], WORKFLOW["jobs"]["gate"]
     (embed_command,) = pytest_steps(embed)
@@ -125,6 +126,7 @@ def test_the_github_workflow_runs_and_gates_like_an_unsharded_run(tmp_path):
     assert (gate_dir / report / "comparison.json").is_file()
 
 
+@pytest.mark.slow
 def test_the_slurm_scripts_run_as_an_array_then_a_gate(tmp_path):
     embed, gate = blocks(SHARDING, "bash")
     first, last = map(int, re.search(r"#SBATCH --array=(\d+)-(\d+)", embed).groups())

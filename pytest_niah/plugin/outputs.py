@@ -102,5 +102,12 @@ def _report(
         if baseline is not None:
             runs.append(baseline)
             labels.append(f"{label} ({Path(niah.baseline_source(label)).stem})")
-    written = write_report(runs, niah.report_dir, labels=labels, comparisons=comparisons)
+    written = write_report(
+        runs,
+        niah.report_dir,
+        labels=labels,
+        comparisons=comparisons,
+        storage=niah.store_dir,  # saved runs of these labels: a History section
+        history_labels=list(finished),
+    )
     return list(written.values())

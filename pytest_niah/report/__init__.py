@@ -41,6 +41,8 @@ def write_report(
     labels: Sequence[str] | None = None,
     comparisons: Sequence[ReportComparison] = (),
     step_summary: bool = True,
+    storage: str | os.PathLike[str] | None = None,
+    history_labels: Sequence[str] | None = None,
 ) -> dict[str, Path]:
     """Write a report of one model, or a comparison of several, into ``out_dir``.
 
@@ -60,6 +62,12 @@ def write_report(
             ``comparison.json``.
         step_summary: Append the summary to ``GITHUB_STEP_SUMMARY`` when it is set. A caller
             that writes the step summary itself (:func:`write_step_summary`) passes False.
+        storage: A folder of saved runs (``--niah-storage``). When it holds runs of
+            ``history_labels``, report.html gets a History section: per label, each length's
+            AUC and comparative ratio over those runs with their intervals (a table and an
+            embedded plot, as ``pytest-niah history`` draws them), labelled by run name,
+            commit and model identity. ``None`` (the default): no history.
+        history_labels: The model labels whose saved runs to show; ``labels`` when ``None``.
 
     Returns:
         File name -> path of every file written into ``out_dir``.
@@ -78,7 +86,12 @@ def write_report(
     figures = render_figures(runs, names)
     comparison_png = comparison_figure(comparisons) if comparisons else None
     summary = summary_markdown(runs, names, comparisons)
-    html = render_html(runs, names, figures, comparisons, comparison_png)
+    history = (
+        _history_html(storage, names if history_labels is None else history_labels, runs, names)
+        if storage is not None
+        else ""
+    )
+    html = render_html(runs, names, figures, comparisons, comparison_png, history)
     target = Path(out_dir)
     texts: dict[str, str] = {"report.html": html}
     texts.update(
@@ -243,6 +256,55 @@ def results_file_names(labels: Sequence[str]) -> list[str]:
         seen.add(name.lower())
         names.append(name)
     return names
+
+
+def _history_html(
+    storage: str | os.PathLike[str],
+    labels: Sequence[str],
+    results: Sequence[NiahResults],
+    names: Sequence[str],
+) -> str:
+    """The History section of the saved runs of ``labels`` in ``storage``; "" when none.
+
+    Each label's series shows the arm and scoring ``pytest-niah history`` shows by default
+    (onehop, whole) when this run measured them, else this run's first arm and scoring.
+    """
+    from pytest_niah.report.history import history_figure, history_section
+    from pytest_niah.results.history import (
+        DEFAULT_METRICS,
+        History,
+        Series,
+        Skipped,
+        build_history,
+        read_runs,
+    )
+
+    wanted = list(dict.fromkeys(str(label) for label in labels))
+    if not wanted:
+        return ""
+    saved, skipped = read_runs(Path(storage), labels=wanted)
+    if not saved:
+        return ""
+    current = dict(zip(names, results, strict=True))
+    series: list[Series] = []
+    left_out: list[Skipped] = list(skipped)
+    for label in wanted:
+        mine = [run for run in saved if run.label == label]
+        if not mine:
+            continue
+        measured = current.get(label)
+        variants = measured.variants if measured is not None else ()
+        arm, scoring = (
+            ("onehop", "whole") if ("onehop", "whole") in variants or not variants else variants[0]
+        )
+        built = build_history(mine, arm=arm, scoring=scoring)
+        series.extend(built.series)
+        left_out.extend(built.skipped)
+    history = History(tuple(series), tuple(left_out))
+    if not history.series:
+        return ""
+    png = history_figure(history, DEFAULT_METRICS)
+    return history_section(history, DEFAULT_METRICS, png)
 
 
 def _write_all(target: Path, texts: Mapping[str, str]) -> dict[str, Path]:

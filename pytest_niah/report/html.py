@@ -72,6 +72,7 @@ def render_html(
     figures: Sequence[tuple[Captioned, bytes]],
     comparisons: Sequence[ReportComparison] = (),
     comparison_png: bytes | None = None,
+    history: str = "",
 ) -> str:
     """The whole report page.
 
@@ -83,6 +84,9 @@ def render_html(
             tables comes first when there are any.
         comparison_png: The comparison figure (:func:`~pytest_niah.report.figures.
             comparison_figure`), shown in that section.
+        history: The History section of saved runs
+            (:func:`~pytest_niah.report.history.history_section`), shown last, with a link
+            in the header; none when empty.
 
     Returns:
         HTML text; it references nothing outside itself. Every text that came from the
@@ -90,13 +94,14 @@ def render_html(
     """
     title = f"pytest-niah report: {', '.join(labels)}"
     body = [
-        _header(results, labels, figures, bool(comparisons)),
+        _header(results, labels, figures, bool(comparisons), bool(history)),
         _comparison_section(comparisons, comparison_png),
         _runs_section(results, labels),
         _versions_section(results, labels),
         _metrics_section(results, labels),
         _effective_section(results, labels),
         _figures_section(labels, figures, first=2 if comparison_png else 1),
+        history,
     ]
     return "\n".join(
         [
@@ -170,6 +175,7 @@ def _header(
     labels: Sequence[str],
     figures: Sequence[tuple[Captioned, bytes]],
     compared: bool = False,
+    history: bool = False,
 ) -> str:
     models = ", ".join(
         f"{escape(label)} (<code>{escape(r.model.name)}</code>, "
@@ -184,6 +190,7 @@ def _header(
         ("metrics", "Per-length metrics"),
         ("effective", "Effective lengths"),
         *((spec.id, spec.title) for spec, _ in figures),
+        *([("history", "History")] if history else []),
     ]
     nav = "".join(f'<a href="#{escape(i)}">{escape(text)}</a>' for i, text in links)
     return (

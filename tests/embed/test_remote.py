@@ -383,6 +383,62 @@ def test_a_response_slower_than_the_timeout_is_retried(server):
     assert server.stats.requests >= 2
 
 
+def test_a_grid_through_a_faulty_server_gives_the_clean_runs_table(server, st_model, minilm_folder):
+    """429s with Retry-After and a slow answer mid-run change nothing in the results."""
+    if not (SHARED_CORPUS / "manifest.json").is_file():
+        pytest.fail(f"the shared corpus is missing at {SHARED_CORPUS}", pytrace=False)
+    # A server of its own: answers still on their way from other tests' faults would
+    # count in the module server's stats.
+    own = EmbeddingServer(st_model, names=("minilm",)).start()
+    try:
+        _grid_with_and_without_faults(own, minilm_folder)
+    finally:
+        own.stop()
+
+
+def _grid_with_and_without_faults(server: EmbeddingServer, minilm_folder: Path) -> None:
+    from pytest_niah.experiment import load_inputs, run_experiment
+    from pytest_niah.results.snapshots import metric_table
+
+    config = NiahConfig(
+        model=server.model_name(),
+        tokenizer=str(minilm_folder),
+        api_key_env=KEY_ENV,
+        corpus=str(SHARED_CORPUS),
+        lengths=(128,),
+        positions=2,
+        groups=("location-01",),
+        arms=("onehop",),
+        bootstrap=50,
+    )
+    inputs = load_inputs(config)
+
+    def run() -> tuple[dict, np.ndarray]:
+        # Small batches, several in flight: the faults hit requests that overlap.
+        embedder = remote(server, batch_size=8, concurrency=3, backoff=0.0, timeout=60.0)
+        try:
+            results = run_experiment(config, embedder=embedder, inputs=inputs, cache_dir=None)
+        finally:
+            embedder.close()
+        return metric_table(results, 6), np.array([c.cos_qh for c in results.cases])
+
+    clean_table, clean_scores = run()
+    sent = sorted(server.stats.texts)
+    server.reset()
+    # The first three embeddings requests get 429 (Retry-After: 1), the next one waits
+    # 1.5 s, so batches sent after it come back before it.
+    server.faults.rate_limit, server.faults.retry_after = 3, "1"
+    server.faults.slow, server.faults.delay = 1, 1.5
+    faulty_table, faulty_scores = run()
+    stats = server.stats
+    assert (server.faults.rate_limit, server.faults.slow) == (0, 0), "a fault was never hit"
+    # Every text was embedded once (how the runner batches them may differ from run to run).
+    assert len(sent) > 0 and sorted(stats.texts) == sent
+    assert stats.requests - len(stats.listing_authorizations) - stats.embeddings == 3  # the 429s
+    assert faulty_table == clean_table
+    np.testing.assert_array_equal(faulty_scores, clean_scores)
+
+
 # -- faults that stop the run with a clear error --------------------------------------------------
 
 

@@ -139,3 +139,15 @@ def test_ini_report_is_relative_to_the_ini_file(niah, monkeypatch):
     niah.run(*LITERAL).assert_outcomes(passed=niah.n_cases // 2 + 2)
     assert (niah.pytester.path / "ini-report" / "report.html").is_file()
     assert not (sub / "ini-report").exists()
+
+
+def test_the_report_holds_the_history_of_the_labels_saved_runs(niah):
+    """Saved runs of the run's label give report.html a History section (#17.4)."""
+    niah.run(*LITERAL, "--niah-report=before")
+    assert 'id="history"' not in read(niah.pytester.path / "before" / "report.html")
+    niah.run(*LITERAL, "--niah-save=first")
+    niah.run(*LITERAL, "--niah-save=second", "--niah-report=rep")
+    html = read(niah.pytester.path / "rep" / "report.html")
+    assert 'id="history"' in html
+    section = html[html.index('id="history"') :]
+    assert "first" in section and "second" in section
