@@ -62,11 +62,22 @@ ENGINE_OWNED = {
 
 
 class HaystackTokenizer:
-    """A copy of a model's fast tokenizer, with truncation and padding off."""
+    """A model's fast tokenizer with truncation and padding off: a copy, or the model's own.
 
-    def __init__(self, backend: Any) -> None:
+    Args:
+        backend: The model's ``tokenizers.Tokenizer``.
+        reuse: The model reads ``backend`` only through ``encode_batch`` (no transformers
+            wrapper re-configures it per call, as for sentence-transformers' static models):
+            if it neither truncates nor pads, it is read as it is. That spares parsing a copy,
+            half a second for a static model's large vocabulary.
+    """
+
+    def __init__(self, backend: Any, *, reuse: bool = False) -> None:
         from tokenizers import Tokenizer
 
+        if reuse and backend.truncation is None and backend.padding is None:
+            self._tokenizer = backend
+            return
         self._tokenizer = Tokenizer.from_str(backend.to_str())
         self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
@@ -273,7 +284,9 @@ class SentenceTransformerEmbedder:
     @cached_property
     def tokenizer(self) -> HaystackTokenizer:
         """The model's tokenizer, for haystacks of exact token lengths."""
-        return HaystackTokenizer(self._backend_tokenizer(self.model))
+        backend = self._backend_tokenizer(self.model)
+        unwrapped = getattr(self.model[0], "tokenizer", None) is backend
+        return HaystackTokenizer(backend, reuse=unwrapped and _is_static(self.model))
 
     @cached_property
     def _specials(self) -> Specials:

@@ -139,6 +139,17 @@ def test_packaged_static_reads_every_token(static: SentenceTransformerEmbedder):
     assert cosines(ours, theirs).min() >= 0.9999
 
 
+def test_a_static_model_lends_its_tokenizer_and_others_get_a_copy(static, minilm):
+    """A static model's own tokenizer never truncates (the engine switched that off) and no
+    wrapper re-configures it, so haystacks read it as it is; MiniLM's is copied."""
+    assert static.tokenizer._tokenizer is static.model[0].tokenizer
+    assert minilm.tokenizer._tokenizer is not minilm.model.tokenizer.backend_tokenizer
+    cut = embedder("packaged-static", max_seq_length=64)
+    assert cut.model[0].tokenizer.truncation["max_length"] == 64  # its window
+    assert cut.tokenizer._tokenizer is not cut.model[0].tokenizer  # haystacks: every token
+    assert len(cut.tokenizer.encode_batch([LONG[1]])[0].ids) >= 2000
+
+
 def test_the_shipped_static_tokenizer_truncates_at_512():
     """...but its tokenizer cuts at 512: the engine must switch that off, not trust ``inf``."""
     from pytest_niah.embed.st_backend import _static_embedding
