@@ -19,6 +19,9 @@ Measurements, all on one grid, in one run:
 (d) peak RSS of ``run_experiment`` in a subprocess at two grid sizes.
 (e) ``pytest --collect-only`` of the full default grid, and whether torch was imported.
 
+(a) and (b) run ``--repeat`` times (3) and the fastest of each counts, as ``timeit`` does: on
+a shared machine noise only ever adds time. Every time measured is kept in the JSON.
+
 Targets (ratios from one run): (b)/(a) <= 1.25 for packaged-static on a CPU (<= 1.10 on a
 GPU), (c) warm / trivial <= 1.5, (d) peak RSS independent of the grid size (ratio <= 1.25),
 (e) under 2 s without torch. The script reports; it exits 0 whatever the verdicts.
@@ -107,13 +110,19 @@ def bare_encode(args: argparse.Namespace) -> dict[str, Any]:
         _, inputs = plan_inputs(config, embedder=embedder, cache_dir=cache)
     model = embedder.model  # type: ignore[attr-defined]
     out: dict[str, Any] = {"texts": len(inputs), "tokens": sum(i.tokens for i in inputs)}
-    for kind in ("document", QUERY):
-        texts = [i.text for i in inputs if i.kind == kind]
-        prompt = embedder._prompt(kind)  # type: ignore[attr-defined]
-        started = time.perf_counter()
-        model.encode(texts, batch_size=32, prompt=prompt or None, show_progress_bar=False)
-        out[f"seconds_{kind}"] = time.perf_counter() - started
-    out["seconds"] = out["seconds_document"] + out[f"seconds_{QUERY}"]
+    runs: list[dict[str, float]] = []
+    for _ in range(args.repeat):
+        run: dict[str, float] = {}
+        for kind in ("document", QUERY):
+            texts = [i.text for i in inputs if i.kind == kind]
+            prompt = embedder._prompt(kind)  # type: ignore[attr-defined]
+            started = time.perf_counter()
+            model.encode(texts, batch_size=32, prompt=prompt or None, show_progress_bar=False)
+            run[f"seconds_{kind}"] = time.perf_counter() - started
+        run["seconds"] = run["seconds_document"] + run[f"seconds_{QUERY}"]
+        runs.append(run)
+    out |= min(runs, key=lambda r: r["seconds"])  # noise only ever adds time
+    out["all_seconds"] = [r["seconds"] for r in runs]
     out["tokens_per_s"] = out["tokens"] / out["seconds"]
     out["device_memory_gib"] = _device_memory()
     return out
@@ -125,16 +134,20 @@ def cold_run(args: argparse.Namespace) -> dict[str, Any]:
     from pytest_niah.experiment import RunReport, load_inputs, run_experiment
 
     config = _config(args)
-    with tempfile.TemporaryDirectory() as cache:
-        inputs = load_inputs(config, cache_dir=Path(cache))
-        embedder = load_embedder(config, memo_dir=Path(cache))
-        embedder.windows  # noqa: B018 - load the model: its load is not the engine's cost
-        report = RunReport()
-        started = time.perf_counter()
-        run_experiment(config, embedder=embedder, inputs=inputs, cache_dir=cache, report=report)
-        wall = time.perf_counter() - started
+    runs = []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory() as cache:
+            inputs = load_inputs(config, cache_dir=Path(cache))
+            embedder = load_embedder(config, memo_dir=Path(cache))
+            embedder.windows  # noqa: B018 - load the model: its load is not the engine's cost
+            report = RunReport()
+            started = time.perf_counter()
+            run_experiment(config, embedder=embedder, inputs=inputs, cache_dir=cache, report=report)
+            runs.append((time.perf_counter() - started, report))
+    wall, report = min(runs, key=lambda run: run[0])  # noise only ever adds time
     return {
         "seconds": wall,
+        "all_seconds": [seconds for seconds, _ in runs],
         "split": report.seconds,
         "embedded": report.embedding.embedded,
         "tokens": report.embedding.tokens,
@@ -303,6 +316,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small grid: " + str(QUICK))
     parser.add_argument("--skip", default="", help="steps to skip, e.g. c,d")
     parser.add_argument("--json", type=Path, default=None, help="write every number here")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="times (a) and (b) run; the fastest of each counts (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.lengths = args.lengths or QUICK["lengths"]

@@ -210,6 +210,7 @@ def test_the_grid_bench_runs_and_prints_its_ratios(tmp_path: Path, shared_corpus
         "--positions=3",
         "--groups=dietary,vehicle",
         "--skip=d,e",
+        "--repeat=2",
         f"--json={out}",
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
@@ -219,6 +220,30 @@ def test_the_grid_bench_runs_and_prints_its_ratios(tmp_path: Path, shared_corpus
     assert set(ratios) == {"cold", "warm"} and min(ratios.values()) > 0, ratios
     assert "(b) cold run / (a) bare encode" in done.stdout and "(c) warm pytest" in done.stdout
     assert report["machine"]["python"] and report["grid"]["model"] == "packaged-static"
+    for step in ("a", "b"):  # each timed twice, the fastest counted
+        times = report["results"][step]["all_seconds"]
+        assert len(times) == 2 and report["results"][step]["seconds"] == min(times)
     warm = report["results"]["c"]
     assert warm["warm_rc"] == warm["cold_rc"] == 0, warm
     assert warm["outcomes"] == warm["trivial_outcomes"], warm
+
+
+@pytest.mark.slow
+def test_the_long_bench_reports_memory_and_time_per_length(tmp_path: Path, shared_corpus_dir: Path):
+    """``benchmarks/bench_long.py``: one fresh interpreter per length, peak RSS and time each."""
+    out = tmp_path / "long.json"
+    command = [
+        sys.executable,
+        str(REPO / "benchmarks" / "bench_long.py"),
+        f"--corpus={shared_corpus_dir}",
+        "--lengths=128,256",
+        f"--json={out}",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert [row["length"] for row in rows] == [128, 256], rows
+    for row in rows:
+        assert row["rss_mib"] > 50 and row["seconds"] > 0 and row["tokens"] > 0, row
+    assert rows[1]["tokens"] > rows[0]["tokens"]
+    assert "peak RSS" in done.stdout
