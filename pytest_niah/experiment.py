@@ -29,7 +29,8 @@ from pytest_niah.embed.runner import EmbeddingStats, Encoder, VectorTable
 from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
 from pytest_niah.errors import NiahCacheWarning, NiahError
 from pytest_niah.haystacks.audit import AuditReport
-from pytest_niah.haystacks.builder import Block, HaystackBuilder
+from pytest_niah.haystacks.builder import HaystackBuilder
+from pytest_niah.haystacks.haystack import Block
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, Plan
 from pytest_niah.inputs.corpus import Corpus, load_corpus
 from pytest_niah.inputs.expansions import ExpansionSet, arm_size, load_expansions

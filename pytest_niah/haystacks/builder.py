@@ -15,9 +15,7 @@ tokens, the needle at its recorded token offset.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import threading
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
@@ -29,7 +27,15 @@ import numpy as np
 
 from pytest_niah.errors import HaystackError
 from pytest_niah.haystacks.audit import AuditReport
+from pytest_niah.haystacks.fillers import (
+    Filler,
+    Stream,
+    compose,
+    leading_sentences,
+    sentence_slots,
+)
 from pytest_niah.haystacks.grid import case_id, control_id
+from pytest_niah.haystacks.haystack import Block, Haystack, rng_for
 from pytest_niah.haystacks.placement import Placement, place
 from pytest_niah.haystacks.sentence_counts import SentenceCounts, counts_file
 from pytest_niah.haystacks.tokens import Encoded, Tokenizer
@@ -42,151 +48,7 @@ MIN_SNIPPET_TOKENS = 48
 SNIPPET_SENTENCES = 24  # at most this many consecutive sentences per snippet
 MAX_CONSECUTIVE_REJECTS = 2000
 _FIT_ATTEMPTS = 6
-_SPACE = re.compile(r"\s")
 _COUNT_AHEAD = 8  # sentences counted per tokenizer call while drawing a snippet
-
-
-@dataclass(frozen=True)
-class Haystack:
-    """One text to embed as a document, with where its needle sits.
-
-    ``needle_*`` fields are ``None`` for controls. Offsets count tokens of the model's
-    tokenizer without special tokens; ``needle_char`` is a character offset.
-
-    Attributes:
-        control_id: The control sharing this haystack's filler (itself, for a control).
-        duplicate_position: The earlier position with the same needle at the same offset,
-            when the filler had fewer gaps than positions; such a case is not counted twice.
-    """
-
-    id: str
-    group_id: str
-    length: int
-    text: str
-    control_id: str
-    kind: str | None = None
-    order: str | None = None
-    position: int | None = None
-    control: int | None = None
-    name: str | None = None
-    needle: str | None = None
-    needle_offset: int | None = None
-    needle_tokens: int | None = None
-    needle_char: int | None = None
-    duplicate_position: int | None = None
-
-    @property
-    def is_control(self) -> bool:
-        """True for a no-needle haystack."""
-        return self.needle is None
-
-
-@dataclass(frozen=True)
-class Block:
-    """The haystacks of one needle group at one length, with their tokens (same order)."""
-
-    group_id: str
-    length: int
-    haystacks: tuple[Haystack, ...]
-    encodings: tuple[Encoded, ...]
-    placements: tuple[tuple[int, str], ...] = ()  # (needle tokens, "sentences"|"words")
-
-
-def stable_key(*parts: object) -> int:
-    """A 64-bit integer from text parts, the same in every process (unlike ``hash``)."""
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:8], "little")
-
-
-def rng_for(seed: int, *parts: object) -> np.random.Generator:
-    """An independent generator for one named random choice of one run."""
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stable_key(*parts)])))
-
-
-@dataclass
-class _Stream:
-    sentences: list[str]
-    counts: list[int]
-
-
-@dataclass
-class _Filler:
-    """A filler cut to an exact token count, and the gaps a needle can go into."""
-
-    text: str
-    encoding: Encoded
-    tokens: int
-    parts: list[str]  # the stream's sentences it was cut from (the last one maybe cut)
-    sentence_slots: list[int]
-    _word_slots: list[int] | None = None
-
-    def prefix(self, tokens: int) -> _Filler:
-        """Its first ``tokens`` tokens, from its own encoding: no tokenizer call.
-
-        For a tokenizer whose tokens before a cut do not depend on the text after it (as
-        :meth:`HaystackBuilder._fit` already assumes), this is the text ``_fit`` would cut
-        from the same stream; the composed haystacks are tokenized and checked anyway.
-        """
-        span = self.encoding.token_to_chars(tokens - 1) if tokens > 0 else (0, 0)
-        end = span[1] if span is not None else len(self.text)
-        text = self.text[:end]
-        base = self.encoding
-        if isinstance(base, _PrefixEncoding):  # a prefix of a prefix: cut the original
-            base = base.base
-        encoding = _PrefixEncoding(base, tokens, end)
-        slots = _sentence_slots(self.parts, text, encoding, tokens)
-        return _Filler(text, encoding, tokens, self.parts, slots)
-
-    def word_slots(self) -> list[int]:
-        """Token offsets where a word starts (a token after white space), 0 and the end."""
-        if self._word_slots is None:
-            space = np.zeros(len(self.text) + 1, dtype=bool)
-            space[[m.start() for m in _SPACE.finditer(self.text)]] = True
-            starts = np.fromiter(
-                (start for start, _ in self.encoding.offsets[1 : self.tokens]), dtype=np.int64
-            )
-            after_space = (starts > 0) & space[starts - 1]
-            slots = {0, self.tokens, *(np.flatnonzero(after_space) + 1).tolist()}
-            self._word_slots = sorted(slots)
-        return self._word_slots
-
-    def char_of(self, slot: int) -> int:
-        """Where in the text a needle at token ``slot`` goes."""
-        if slot >= self.tokens:
-            return len(self.text)
-        span = self.encoding.token_to_chars(slot)
-        return span[0] if span is not None else len(self.text)
-
-
-class _PrefixEncoding:
-    """The first tokens of an :class:`Encoded`, as an :class:`Encoded` of the cut text."""
-
-    __slots__ = ("_chars", "_tokens", "base")
-
-    def __init__(self, base: Encoded, tokens: int, chars: int) -> None:
-        self.base, self._tokens, self._chars = base, tokens, chars
-
-    def __len__(self) -> int:
-        return self._tokens
-
-    @property
-    def ids(self) -> list[int]:
-        return list(self.base.ids[: self._tokens])
-
-    @property
-    def offsets(self) -> list[tuple[int, int]]:
-        return list(self.base.offsets[: self._tokens])
-
-    def char_to_token(self, char_pos: int) -> int | None:
-        if not 0 <= char_pos < self._chars:
-            return None
-        token = self.base.char_to_token(char_pos)
-        return token if token is not None and token < self._tokens else None
-
-    def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
-        if not 0 <= token_index < self._tokens:
-            return None
-        return self.base.token_to_chars(token_index)
 
 
 @dataclass
@@ -344,7 +206,7 @@ class HaystackBuilder:
         names: list[str],
         texts: dict[tuple[str, str, int], str],
         lengths_of: dict[tuple[str, str, int], int],
-        streams: list[_Stream],
+        streams: list[Stream],
         needles: bool,
         exact: bool,
     ) -> Block | None:
@@ -367,7 +229,7 @@ class HaystackBuilder:
             for index, filler in enumerate(fillers)
         ]
         own = control_id(group.id, length, 0)
-        placed: dict[tuple[str, str, int], tuple[_Filler, Placement]] = {}
+        placed: dict[tuple[str, str, int], tuple[Filler, Placement]] = {}
         placements = []
         if needles:
             by_size: dict[int, list[tuple[str, str, int]]] = {}
@@ -384,7 +246,7 @@ class HaystackBuilder:
                 for key in keys:
                     placed[key] = (filler, placement)
         composed = {
-            key: _compose(placed[key][0], placed[key][1].offsets[key[2]], texts[key])
+            key: compose(placed[key][0], placed[key][1].offsets[key[2]], texts[key])
             for key in texts
             if key in placed
         }
@@ -489,9 +351,9 @@ class HaystackBuilder:
             last = min(first + _COUNT_AHEAD, stop)
             yield from enumerate(self._counts.get(book, first, last), start=first)
 
-    def _stream(self, group_id: str, length: int, control: int, tokens: int) -> _Stream:
+    def _stream(self, group_id: str, length: int, control: int, tokens: int) -> Stream:
         rng = rng_for(self.seed, "stream", group_id, length, control)
-        stream = _Stream([], [])
+        stream = Stream([], [])
         total = misses = 0
         while total < tokens + 1:
             snippet = self._snippet(rng)
@@ -511,27 +373,27 @@ class HaystackBuilder:
             total += sum(snippet[1])
         return stream
 
-    def _cut(self, stream: _Stream, tokens: int, what: str) -> _Filler:
+    def _cut(self, stream: Stream, tokens: int, what: str) -> Filler:
         """As :meth:`_fit` with one tokenizer call: the cut is not tokenized again (check it)."""
-        parts = _prefix(stream, tokens + 8)
+        parts = leading_sentences(stream, tokens + 8)
         text = " ".join(parts)
         (encoding,) = self.tokenizer.encode_batch([text])
         count = len(encoding)
         if count < tokens:
             return self._fit(stream, tokens, what)  # it raises the error that explains
-        whole = _Filler(text, encoding, count, parts, _sentence_slots(parts, text, encoding, count))
+        whole = Filler(text, encoding, count, parts, sentence_slots(parts, text, encoding, count))
         return whole if count == tokens else whole.prefix(tokens)
 
-    def _fit(self, stream: _Stream, tokens: int, what: str) -> _Filler:
+    def _fit(self, stream: Stream, tokens: int, what: str) -> Filler:
         """The stream's first ``tokens`` tokens, cut at a token end and verified."""
-        parts = _prefix(stream, tokens + 8)
+        parts = leading_sentences(stream, tokens + 8)
         text = " ".join(parts)
         for _ in range(_FIT_ATTEMPTS):
             (encoding,) = self.tokenizer.encode_batch([text])
             count = len(encoding)
             if count == tokens:
-                return _Filler(
-                    text, encoding, tokens, parts, _sentence_slots(parts, text, encoding, tokens)
+                return Filler(
+                    text, encoding, tokens, parts, sentence_slots(parts, text, encoding, tokens)
                 )
             if count < tokens:
                 break
@@ -548,7 +410,7 @@ class HaystackBuilder:
     def _verified(
         self,
         hid: str,
-        stream: _Stream,
+        stream: Stream,
         length: int,
         needle: str,
         needle_tokens: int,
@@ -575,42 +437,9 @@ class HaystackBuilder:
             filler = self._fit(stream, filler_tokens, hid)
             slots = filler.sentence_slots if between == "sentences" else filler.word_slots()
             slot = min(slots, key=lambda s: (abs(s - offset), s))
-            text, needle_char = _compose(filler, slot, needle)
+            text, needle_char = compose(filler, slot, needle)
             (encoding,) = self.tokenizer.encode_batch([text])
         raise HaystackError(
             f"{hid}: could not reach exactly {length} tokens with the needle inserted",
             "report this model to pytest-niah",
         )
-
-
-def _prefix(stream: _Stream, tokens: int) -> list[str]:
-    """The fewest leading sentences holding at least ``tokens`` tokens."""
-    total = 0
-    for i, count in enumerate(stream.counts):
-        total += count
-        if total >= tokens:
-            return stream.sentences[: i + 1]
-    return list(stream.sentences)
-
-
-def _sentence_slots(parts: list[str], text: str, encoding: Encoded, tokens: int) -> list[int]:
-    """Token offsets where a sentence of ``parts`` starts in ``text`` (0 and the end too)."""
-    slots = {0, tokens}
-    char = 0
-    for sentence in parts:
-        if char >= len(text):
-            break
-        token = encoding.char_to_token(char)
-        if token is not None:
-            slots.add(token)
-        char += len(sentence) + 1
-    return sorted(s for s in slots if s <= tokens)
-
-
-def _compose(filler: _Filler, slot: int, needle: str) -> tuple[str, int]:
-    """The filler with the needle at token ``slot``, and the needle's character offset."""
-    char = filler.char_of(slot)
-    before = filler.text[:char].rstrip(" ")
-    after = filler.text[char:].lstrip(" ")
-    text = " ".join(part for part in (before, needle, after) if part)
-    return text, len(before) + 1 if before else 0

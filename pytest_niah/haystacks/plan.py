@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from pytest_niah.haystacks.builder import Block, Haystack
 from pytest_niah.haystacks.chunking import chunk_bounds
+from pytest_niah.haystacks.haystack import Block, Haystack
 from pytest_niah.haystacks.tokens import Encoded
 
 QUERY = "query"

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_niah.errors import HaystackError
-from pytest_niah.haystacks.builder import HaystackBuilder, stable_key
+from pytest_niah.haystacks.builder import HaystackBuilder
+from pytest_niah.haystacks.haystack import stable_key
 from pytest_niah.haystacks.placement import target_offsets
 from pytest_niah.inputs.corpus import Book, Corpus
 from pytest_niah.inputs.needles import builtin_needle_set
@@ -268,7 +269,7 @@ def test_sentence_counts_persist_per_tokenizer_and_corpus(shared_corpus, word_to
 def test_stable_key_and_rng_do_not_depend_on_hash_seed():
     # Keys and draws must agree across processes (xdist workers), whatever PYTHONHASHSEED is.
     code = (
-        "from pytest_niah.haystacks.builder import rng_for, stable_key;"
+        "from pytest_niah.haystacks.haystack import rng_for, stable_key;"
         "print(stable_key('dietary-01', 128), rng_for(3, 'x', 'dietary-01').integers(1 << 60))"
     )
     seen = {
@@ -385,15 +386,15 @@ def test_a_control_cut_that_misses_is_fitted_again(shared_corpus, word_tokenizer
 
 @pytest.mark.parametrize("which", ["minilm_tokenizer", "static_tokenizer", "word_tokenizer"])
 def test_word_slots_are_the_tokens_that_follow_white_space(request, shared_corpus, which):
-    from pytest_niah.haystacks.builder import _Filler
+    from pytest_niah.haystacks.fillers import Filler
 
     tokenizer = request.getfixturevalue(which)
     text = " ".join(shared_corpus.books[0].sentences[100:160])
     (encoding,) = tokenizer.encode_batch([text])
     tokens = len(encoding.ids)
     for filler in (
-        _Filler(text, encoding, tokens, [], []),
-        _Filler(text, encoding, tokens, [], []).prefix(tokens // 2),
+        Filler(text, encoding, tokens, [], []),
+        Filler(text, encoding, tokens, [], []).prefix(tokens // 2),
     ):
         expected = {0, filler.tokens}
         for i in range(1, filler.tokens):
