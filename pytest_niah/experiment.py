@@ -138,7 +138,7 @@ def run_experiment(
     results_file = None
     if root is not None and use_cache:
         results_file = root / "results" / f"{results_key(config, embedder, inputs)}.json"
-        cached = _cached(results_file)
+        cached = _cached(results_file, config, embedder.identity.digest)
         if cached is not None:
             report.reused, report.cached_results = True, results_file
             return cached
@@ -181,13 +181,17 @@ def results_key(config: NiahConfig, embedder: Embedder, inputs: Inputs) -> str:
     return digest(identity)
 
 
-def _cached(path: Path) -> NiahResults | None:
+def _cached(path: Path, config: NiahConfig, model: str) -> NiahResults | None:
+    """The results stored under this run's key, if they are this run's: same config, model."""
     if not path.is_file():
         return None
     try:
-        return NiahResults.load(path)
+        cached = NiahResults.load(path)
     except (NiahError, OSError):
-        return None  # damaged, foreign or unreadable: compute again and replace it
+        return None  # damaged or unreadable: compute again and replace it
+    if cached.config.to_dict() != config.to_dict() or cached.model.fingerprint != model:
+        return None  # another run's results copied or left under this key: not this run's
+    return cached
 
 
 @dataclass

@@ -379,12 +379,6 @@ def test_an_intact_results_entry_is_reused(niah_run):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="experiment._cached() returns any valid results file at the key's path without "
-    "checking that its config is the run's: a foreign entry answers the run (silently wrong "
-    "numbers, KeyError tracebacks in test_needle). Belongs to the lead's experiment.py.",
-)
 def test_a_foreign_results_entry_is_not_reused(niah_run):
     """An entry holding another grid's results (a copied cache, a stale file) is recomputed."""
     entry = results_entry(niah_run)  # positions 2
