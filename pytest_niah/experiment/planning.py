@@ -1,0 +1,200 @@
+"""Planning a run: its inputs, its haystacks block by block, and the model inputs of each.
+
+Blocks are built on worker threads and planned on one more while the caller embeds what is
+ready (:func:`plan_in_background`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_niah.config.niah import NiahConfig
+from pytest_niah.embed.loader import load_embedder
+from pytest_niah.embed.protocol import Embedder
+from pytest_niah.haystacks.builder import HaystackBuilder
+from pytest_niah.haystacks.haystack import Block
+from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, Plan
+from pytest_niah.inputs.corpus import Corpus, load_corpus
+from pytest_niah.inputs.expansions import ExpansionSet, arm_size, load_expansions
+from pytest_niah.inputs.needles import NeedleGroup, NeedleSet, load_needle_set
+
+DEFAULT_CHUNK_TOKENS = 512  # for models without a window (the lexical baseline, static models)
+_QUEUE_DEPTH = 8
+
+
+def needle_kind(arm: str) -> str:
+    """Which needle an arm inserts: literal needles for ``literal``, one-hop otherwise."""
+    return "literal" if arm == "literal" else "onehop"
+
+
+def query_text(group: NeedleGroup, arm: str, expansions: ExpansionSet | None = None) -> str:
+    """The text embedded as the query of ``group`` in ``arm`` (expanded for ``expandN``)."""
+    size = arm_size(arm)
+    if size is None:
+        return group.question
+    if expansions is None:
+        raise ValueError(f"arm {arm!r} needs an expansion set")
+    return expansions.expand(group.question, group.id, size)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What an experiment reads: the whole needle set, the selected groups, books, terms."""
+
+    needle_set: NeedleSet
+    selected: NeedleSet
+    corpus: Corpus
+    expansions: ExpansionSet | None
+
+
+def load_inputs(config: NiahConfig, *, cache_dir: Path | None = None) -> Inputs:
+    """The needle set, its selected groups, the corpus and expansion terms of ``config``."""
+    needle_set = load_needle_set(config.needles)
+    selected = needle_set.select(config.groups or None)
+    expansions = (
+        load_expansions(config.expansions)
+        if any(arm_size(arm) is not None for arm in config.arms)
+        else None
+    )
+    corpus = load_corpus(config.corpus, cache_dir=cache_dir / "corpus" if cache_dir else None)
+    return Inputs(needle_set, selected, corpus, expansions)
+
+
+@dataclass
+class Planning:
+    """A run's plan before any embedding: the builder's blocks still to come.
+
+    Attributes:
+        plan: The plan (filled as blocks are planned).
+        builder: The haystack builder.
+        questions: (arm, group id) -> the question text embedded for it.
+        queries: The questions' model inputs.
+        blocks: The blocks, not built yet (a generator).
+        window: Document tokens the model reads.
+    """
+
+    plan: Plan
+    builder: HaystackBuilder
+    questions: dict[tuple[str, str], str]
+    queries: list[ModelInput]
+    blocks: Iterator[Block]
+    window: int | None
+    tokenizer: Any
+
+
+def start_planning(
+    config: NiahConfig, embedder: Embedder, inputs: Inputs, cache_dir: Path | None
+) -> Planning:
+    """Everything needed to build a run's haystacks and plan their inputs.
+
+    It reads the model's tokenizer and window: for a sentence-transformers model that loads
+    the model itself.
+    """
+    tokenizer = embedder.tokenizer
+    windows = embedder.windows
+    chunk_tokens = config.chunk_tokens or windows.document or DEFAULT_CHUNK_TOKENS
+    plan = Plan(config.scoring, windows.document, chunk_tokens, keep_text=embedder.reads_text)
+    builder = HaystackBuilder(inputs.corpus, inputs.needle_set, tokenizer, config.seed, cache_dir)
+    groups = inputs.selected.groups
+    questions = {
+        (arm, g.id): query_text(g, arm, inputs.expansions) for arm in config.arms for g in groups
+    }
+    texts = list(dict.fromkeys(questions.values()))
+    queries = plan.add_texts(QUERY, texts, tokenizer.encode_batch(texts), windows.query)
+    kinds = tuple(dict.fromkeys(needle_kind(arm) for arm in config.arms))
+    blocks = builder.blocks(
+        groups, config.lengths, config.positions, kinds, config.orders, config.controls
+    )
+    return Planning(plan, builder, questions, queries, blocks, windows.document, tokenizer)
+
+
+def block_inputs(planning: Planning, block: Block) -> list[ModelInput]:
+    """Plan one block: its haystacks' pieces and needles alone; return the new inputs."""
+    plan = planning.plan
+    fresh = plan.add_block(block)
+    needles = list(dict.fromkeys(h.needle for h in block.haystacks if h.needle))
+    needles = [n for n in needles if n not in plan.needles]
+    if needles:
+        encodings = planning.tokenizer.encode_batch(needles)
+        fresh += plan.add_texts(DOCUMENT, needles, encodings, planning.window)
+    return fresh
+
+
+def plan_inputs(
+    config: NiahConfig,
+    *,
+    embedder: Embedder | None = None,
+    inputs: Inputs | None = None,
+    cache_dir: str | Path | None = None,
+) -> tuple[Plan, list[ModelInput]]:
+    """Build every haystack and plan every model input of ``config``, embedding nothing."""
+    root = Path(cache_dir) if cache_dir is not None else None
+    inputs = inputs or load_inputs(config, cache_dir=root)
+    embedder = embedder or load_embedder(config, memo_dir=root)
+    planning = start_planning(config, embedder, inputs, root)
+    out = list(planning.queries)
+    for block in planning.blocks:
+        out.extend(block_inputs(planning, block))
+    return planning.plan, out
+
+
+def plan_in_background(planning: Planning, seconds: dict[str, float]) -> Iterator[list[ModelInput]]:
+    """Plan blocks on a worker thread; yield each block's new inputs as soon as they exist.
+
+    ``seconds`` gets the worker's busy time: ``build`` (drawing snippets, tokenizing and
+    checking haystacks) and ``plan`` (model inputs, chunks, needles).
+    """
+    out: queue.Queue[Any] = queue.Queue(maxsize=_QUEUE_DEPTH)
+    stop = threading.Event()
+    done = object()
+
+    def work() -> None:
+        busy = 0.0
+        try:
+            for block in _timed(planning.blocks, seconds):
+                if stop.is_set():
+                    return
+                started = time.perf_counter()
+                fresh = block_inputs(planning, block)
+                busy += time.perf_counter() - started
+                seconds["plan"] = busy
+                out.put(fresh)
+            out.put(done)
+        except BaseException as exc:
+            out.put(exc)
+
+    worker = threading.Thread(target=work, name="pytest-niah-haystacks", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = out.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # let the worker see the stop flag
+            with contextlib.suppress(queue.Empty):
+                out.get(timeout=0.05)
+        worker.join()
+
+
+def _timed(blocks: Iterator[Block], seconds: dict[str, float]) -> Iterator[Block]:
+    """``blocks``, adding the time spent producing each to ``seconds["build"]``."""
+    seconds["build"] = 0.0
+    while True:
+        started = time.perf_counter()
+        block = next(blocks, None)
+        seconds["build"] += time.perf_counter() - started
+        if block is None:
+            return
+        yield block

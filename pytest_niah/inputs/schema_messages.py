@@ -1,0 +1,343 @@
+"""Validation errors as messages that name the file, the group, the JSON path and a fix.
+
+:func:`to_error` turns a pydantic :class:`~pydantic.ValidationError` into one
+:class:`~pytest_niah.errors.DataFileError`: it picks the problem to report, names its
+group and JSON path, and writes the problem sentence and the fix with one describer per
+pydantic error type (``_DESCRIBERS``). Fixes that need an id or a category come from
+:mod:`pytest_niah.inputs.suggest`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+from pydantic import ValidationError
+
+from pytest_niah.errors import DataFileError
+from pytest_niah.inputs.jsonfile import json_type
+from pytest_niah.inputs.schema_models import _SLUG_RE, _SLUG_WORDS, SCHEMA_VERSION
+from pytest_niah.inputs.schema_problems import (
+    _FORMATS,
+    _allowed_keys,
+    _Case,
+    _Format,
+    _keys_at,
+    _Located,
+    _quote,
+    _raw_group,
+)
+from pytest_niah.inputs.suggest import _suggest, slugify
+from pytest_niah.inputs.words import NAME_PLACEHOLDER, matching_words, shared_content_words
+
+__all__ = ["to_error"]
+
+
+def to_error(
+    exc: ValidationError,
+    data: object,
+    *,
+    source: str,
+    error: type[DataFileError],
+    kind: Literal["needle-set", "needle-group", "expansion-set"],
+) -> DataFileError:
+    """Turn a validation error into one error: file, group, JSON path, problem and fix.
+
+    The first problem is reported (a version mismatch before anything else, and an
+    unknown key that looks like a missing one as a rename); the message says how many
+    more the file has.
+
+    Args:
+        exc: The error from validating ``data``.
+        data: The validated input, to name groups and suggest ids.
+        source: The file (or ``"builtin"``, ``"<dict>"``).
+        error: The error class to build.
+        kind: The format of ``data``.
+    """
+    spec = _FORMATS[kind]
+    problems = [_Located(dict(details)) for details in exc.errors(include_url=False)]
+    first, rename = _pick(problems)
+    problem, fix = _describe(first, data, spec, rename, kind)
+    others = len(problems) - (2 if rename else 1)
+    if others > 0:
+        problem = f"{problem.rstrip('.')} ({others} more {_plural(others, 'problem')} in the file)"
+    return error.at(
+        source, problem, fix, group=_group_label(first, data, kind), field=first.field(kind)
+    )
+
+
+def _pick(problems: list[_Located]) -> tuple[_Located, str | None]:
+    """The problem to report, and the key it renames when it is a typo of a missing key.
+
+    A version mismatch comes first: the rest of a file in another version means little.
+    A missing key with an unknown key beside it that looks like it is reported as that
+    unknown key, to rename.
+    """
+    first = next((p for p in problems if p.loc == ("schema_version",)), problems[0])
+    if first.type not in ("missing", "extra_forbidden"):
+        return first, None
+    wanted = "extra_forbidden" if first.type == "missing" else "missing"
+    for other in problems:
+        if other.type != wanted or other.loc[:-1] != first.loc[:-1]:
+            continue
+        extra, missing = (other, first) if wanted == "extra_forbidden" else (first, other)
+        if difflib.get_close_matches(str(extra.key), [str(missing.key)], n=1):
+            return extra, str(missing.key)
+    return first, None
+
+
+def _plural(count: int, word: str) -> str:
+    return word if count == 1 else f"{word}s"
+
+
+def _group_label(problem: _Located, data: object, kind: str) -> str | None:
+    """The group to name: its id when that is a usable id, else its position."""
+    if "group" in problem.ctx and problem.ctx["group"] is not None:
+        return str(problem.ctx["group"])
+    loc = problem.loc
+    if kind == "expansion-set":
+        if len(loc) >= 2 and loc[0] == "expansions":
+            key = str(loc[1])
+            return key if key.isprintable() else json.dumps(key)
+        return None
+    if kind == "needle-group":
+        return _usable_id(data) or "<unknown id>"
+    if len(loc) >= 2 and loc[0] == "groups" and isinstance(loc[1], int):
+        return _usable_id(_raw_group(data, loc[1])) or f"groups[{loc[1]}]"
+    return None
+
+
+def _usable_id(group: object) -> str | None:
+    if isinstance(group, Mapping):
+        group_id = group.get("id")
+        if isinstance(group_id, str) and _SLUG_RE.fullmatch(group_id):
+            return group_id
+    return None
+
+
+def _describe(
+    problem: _Located, data: object, spec: _Format, rename: str | None, kind: str
+) -> tuple[str, str]:
+    """The problem sentence and the fix of one error."""
+    case = _Case(problem, spec, kind, rename, data)
+    text, fix = _DESCRIBERS.get(problem.type, _describe_other)(case)
+    return text, _suggest(problem, data, spec) or fix
+
+
+def _describe_missing(case: _Case) -> tuple[str, str]:
+    in_needles = "needles" in case.loc[:-1]
+    where = "entry" if in_needles else "top-level key" if case.top_level else "key"
+    return f"the required {where} is missing.", f'add "{case.problem.key}": {case.example}.'
+
+
+def _describe_extra(case: _Case) -> tuple[str, str]:
+    allowed = _allowed_keys(case.spec, case.loc[:-1])
+    key = str(case.problem.key)
+    hint = [case.rename] if case.rename else difflib.get_close_matches(key, allowed, n=1)
+    if not hint:
+        fix = "remove it"
+    elif hint[0] in _keys_at(case.data, case.loc[:-1]):
+        fix = f"remove it ('{hint[0]}' is there already)"
+    else:
+        fix = f"rename it to '{hint[0]}' if that was meant"
+    top = "top-level " if case.top_level else ""
+    return (
+        f"unknown {top}key (keys are checked to catch typos).",
+        f"{fix}; the allowed keys are: {', '.join(allowed)}.",
+    )
+
+
+_LIST_NOUNS = {"groups": "groups", "names": "names"}
+
+
+def _describe_type(case: _Case) -> tuple[str, str]:
+    got = json_type(case.problem.input)
+    kind = case.problem.type
+    if case.loc == ("schema_version",):
+        value = case.problem.input
+        shown = f" {_quote(value)}" if isinstance(value, (str, int, float)) else ""
+        return (
+            f"expected the number {SCHEMA_VERSION}, got {got}{shown}.",
+            f'set "schema_version": {SCHEMA_VERSION} (a JSON number, not in quotes).',
+        )
+    if kind == "string_type":
+        return f"expected a string, got {got}.", f"write it as a JSON string, e.g. {case.example}."
+    if kind == "list_type":
+        noun = "terms" if case.loc[:1] == ("expansions",) else "strings"
+        noun = _LIST_NOUNS.get(str(case.problem.key), noun)
+        return (
+            f"expected an array of {noun}, got {got}.",
+            f"make it a JSON array, e.g. {case.example}.",
+        )
+    if kind == "int_type":
+        return f"expected a whole number, got {got}.", f"write a number, e.g. {case.example}."
+    if not case.loc:
+        return (
+            f"expected a JSON object, got {got}.",
+            f"make the file one JSON object: {case.example}.",
+        )
+    return f"expected a JSON object, got {got}.", f"make it a JSON object, e.g. {case.example}."
+
+
+def _describe_too_short(case: _Case) -> tuple[str, str]:
+    if case.loc == ("groups",):
+        return "the set has no groups.", f"add at least one needle group, e.g. {case.example}."
+    if case.loc == ("expansions",):
+        return (
+            "the set has no groups.",
+            f"add at least one group id with its terms, e.g. {case.example}.",
+        )
+    if case.loc == ("names",):
+        return (
+            "expected a non-empty array of names, got an empty array.",
+            "list character first names, or leave out the names key to use the built-in names.",
+        )
+    if case.loc[:1] == ("expansions",):
+        return (
+            "the term list is empty.",
+            f"add the group's terms, most relevant first, e.g. {case.example}.",
+        )
+    return "the list is empty.", f"add at least one lowercase word, e.g. {case.example}."
+
+
+def _describe_empty(case: _Case) -> tuple[str, str]:
+    got = "an empty string" if case.problem.input == "" else "a string of spaces only"
+    return f"expected a non-empty string, got {got}.", f"write a text value, e.g. {case.example}."
+
+
+def _describe_slug(case: _Case) -> tuple[str, str]:
+    value = str(case.problem.input)
+    if case.problem.key_error:
+        what = "group id"
+    else:
+        what = {"id": "id", "category": "category"}.get(str(case.problem.key), "value")
+    return (
+        f"the {what} {_quote(value)} is not a slug ({_SLUG_WORDS}).",
+        f"use a slug such as '{slugify(value) or 'pet-01'}'.",
+    )
+
+
+def _describe_version(case: _Case) -> tuple[str, str]:
+    return (
+        f"unsupported schema version {_quote(case.problem.input)}; this pytest-niah reads "
+        f"version {SCHEMA_VERSION}.",
+        f'set "schema_version": {SCHEMA_VERSION} and check the file against the published '
+        f"schema ({case.spec.schema}).",
+    )
+
+
+def _describe_template(case: _Case) -> tuple[str, str]:
+    template = _quote(case.problem.input, limit=120)
+    if case.problem.type == "placeholder_count":
+        return (
+            f"the needle must contain the placeholder {NAME_PLACEHOLDER} exactly once, found it "
+            f"{case.problem.ctx['count']} times in {template}.",
+            f"write {NAME_PLACEHOLDER} (lowercase, in braces) once where the character's name "
+            "goes.",
+        )
+    return (
+        f"the needle has a stray brace besides {NAME_PLACEHOLDER}: {template}.",
+        f"remove the brace or fix the misspelled placeholder; only {NAME_PLACEHOLDER} is allowed.",
+    )
+
+
+def _describe_value(case: _Case) -> tuple[str, str]:
+    problem = case.problem
+    if problem.type == "bad_name":
+        return (
+            f"bad name {_quote(problem.input)}.",
+            "use a plain name without braces or edge spaces.",
+        )
+    if problem.type == "brace_term":
+        return (
+            f"the term {_quote(problem.input)} contains a brace.",
+            "write plain words; expansion terms take no placeholders.",
+        )
+    if problem.type == "duplicate_names":
+        return (
+            f"duplicate names: {', '.join(problem.ctx['names'])}.",
+            "list each name once (duplicates would skew the seeded name draw).",
+        )
+    return (
+        f"duplicate terms (compared case-insensitively): {', '.join(problem.ctx['repeats'])}.",
+        "keep each term once; a repeat would count twice in the first-N expansions.",
+    )
+
+
+def _describe_onehop(case: _Case) -> tuple[str, str]:
+    question, template = case.problem.ctx["question"], case.problem.ctx["template"]
+    shared = sorted(shared_content_words(question, template))
+    forms = [
+        f"'{in_needle}' for '{in_question}'"
+        for in_question, in_needle in matching_words(question, template)
+        if in_question != in_needle
+    ]
+    how = f"stemmed; the needle has {', '.join(forms)}" if forms else "stemmed"
+    return (
+        f"the one-hop needle shares the content word(s) {', '.join(shared)} ({how}) with the "
+        f"question {_quote(question, limit=120)}.",
+        "reword the needle so it answers the question only through world knowledge (no word, "
+        "or word form, of the question); a needle that repeats the question's words belongs "
+        "in needles.literal.",
+    )
+
+
+def _describe_rule(case: _Case) -> tuple[str, str]:
+    problem = case.problem
+    if problem.type == "duplicate_id":
+        return (
+            f"the id is used by more than one group (first at groups[{problem.ctx['first']}]).",
+            "give every group its own id.",
+        )
+    if problem.type == "names_required":
+        return "the built-in set must list its names.", "add a names array."
+    ctx = problem.ctx
+    name = _quote(ctx["name"])
+    clash = (
+        f"matches the {ctx['what']} word '{ctx['word']}' of this group, so a needle with that "
+        "name would give the answer away"
+    )
+    if ctx["builtin"]:
+        return (
+            f"the built-in name {name} (used because the set has no names) {clash}.",
+            f'add a "names" array of your own that leaves out {name}.',
+        )
+    return (
+        f"the character name {name} {clash}.",
+        f"remove {name} from names, or replace it with a name that is no word of any group.",
+    )
+
+
+def _describe_other(case: _Case) -> tuple[str, str]:
+    return (
+        f"the value {_quote(case.problem.input)} is not valid ({case.problem.type}).",
+        f"check the value against the published schema ({case.spec.schema}).",
+    )
+
+
+_DESCRIBERS: dict[str, Callable[[_Case], tuple[str, str]]] = {
+    "missing": _describe_missing,
+    "extra_forbidden": _describe_extra,
+    "string_type": _describe_type,
+    "int_type": _describe_type,
+    "list_type": _describe_type,
+    "dict_type": _describe_type,
+    "model_type": _describe_type,
+    "model_attributes_type": _describe_type,
+    "too_short": _describe_too_short,
+    "empty_text": _describe_empty,
+    "not_slug": _describe_slug,
+    "schema_version": _describe_version,
+    "placeholder_count": _describe_template,
+    "stray_brace": _describe_template,
+    "bad_name": _describe_value,
+    "brace_term": _describe_value,
+    "duplicate_names": _describe_value,
+    "duplicate_terms": _describe_value,
+    "onehop_shares": _describe_onehop,
+    "duplicate_id": _describe_rule,
+    "names_required": _describe_rule,
+    "name_collision": _describe_rule,
+}

@@ -1,0 +1,318 @@
+"""The drawing parts of the report figures: style, canvas, axes, lines, bands and heatmaps.
+
+The house style (:data:`PALETTE`, :data:`LINESTYLES`, :data:`MARKERS`, :data:`STYLE`), a
+:class:`Series` per model x arm x scoring, the figure scaffolding (a style context, an
+Agg-canvas figure, deterministic PNG bytes, titles, legends and axes) and the helpers that
+draw one line, band or heatmap on an axes. matplotlib is imported only inside functions
+and only its Agg canvas is used (no pyplot, no window, no global backend change).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pytest_niah.errors import MatplotlibMissingError
+from pytest_niah.measure.records import MetricRow
+from pytest_niah.report.figure_data import Grid, _all_lengths, _finite
+from pytest_niah.results.niah_results import NiahResults
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "CHANCE_COLOR",
+    "LINESTYLES",
+    "MARKERS",
+    "MISSING_COLOR",
+    "PALETTE",
+    "STYLE",
+    "WIDTH",
+    "Series",
+]
+
+# tab10, spelled out so that colours need no matplotlib import at module level.
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+# Dashed grey is the chance line and dotted the effective length, so models avoid both.
+LINESTYLES: tuple[Any, ...] = ("-", (0, (6, 2)), "-.", (0, (6, 2, 1, 2, 1, 2)))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+CHANCE_COLOR = "#555555"
+MISSING_COLOR = "#dddddd"
+WIDTH = 10.0
+STYLE = {
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "font.family": "DejaVu Sans",
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.titleweight": "bold",
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.frameon": False,
+    "legend.fontsize": 9,
+    "lines.linewidth": 1.8,
+    "lines.markersize": 5,
+    "svg.hashsalt": "pytest-niah",
+    # Labels are user text: a "$" in one must show as "$", never start mathtext (which
+    # fails on text such as "$\\x$" and would stop the whole report).
+    "text.parse_math": False,
+}
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line: a model's arm and scoring, with its colour and model style."""
+
+    label: str
+    results: NiahResults
+    arm: str
+    scoring: str
+    color: str
+    linestyle: Any
+    marker: str
+
+    @property
+    def name(self) -> str:
+        """Legend text: model label, arm and scoring."""
+        return f"{self.label} · {self.arm}/{self.scoring}"
+
+
+# -- figure scaffolding -----------------------------------------------------------------------
+
+
+@contextmanager
+def _style() -> Iterator[None]:
+    matplotlib = _matplotlib()
+    with matplotlib.rc_context(STYLE):
+        yield
+
+
+def _matplotlib() -> Any:
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise MatplotlibMissingError(
+            "the report's figures need matplotlib, which is not installed",
+            "pip install 'pytest-niah[report]' (or pip install 'matplotlib>=3.8')",
+        ) from exc
+    return matplotlib
+
+
+def _figure(rows: int = 1, cols: int = 1, *, row_height: float = 4.2) -> tuple[Figure, list[Axes]]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(WIDTH, row_height * rows), layout="constrained")
+    FigureCanvasAgg(fig)
+    grid = fig.subplots(rows, cols, squeeze=False)
+    return fig, [ax for line in grid for ax in line]
+
+
+def _png(fig: Figure) -> bytes:
+    from matplotlib.text import Text
+
+    # Labels are user text; one with a lone surrogate (from undecodable command-line bytes
+    # or a "\\udcff" escape in a needle file) would stop the font code: show it escaped.
+    for artist in fig.findobj(Text):
+        text = artist.get_text()
+        if any("\ud800" <= char <= "\udfff" for char in text):
+            artist.set_text(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+    buffer = io.BytesIO()
+    # No Software entry: the bytes then depend only on what is drawn.
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _finish(ax: Axes, title: str, ylabel: str) -> None:
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    values = [np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines()]
+    if not any(np.isfinite(v).any() for v in values):
+        ax.text(0.5, 0.5, "no finite values", transform=ax.transAxes, ha="center", color="grey")
+
+
+def _outside_legend(fig: Figure, axes: Sequence[Axes], title: str | None = None) -> None:
+    # One legend for all panels, deduplicated by text, since panels share their colours.
+    entries: dict[str, Any] = {}
+    for ax in axes:
+        handles, names = ax.get_legend_handles_labels()
+        for handle, name in zip(handles, names, strict=True):
+            entries.setdefault(name, handle)
+    if entries:
+        # Below the plot, so that every figure's axes keep the same width.
+        columns = 2 if max(map(len, entries)) > 40 else 3
+        fig.legend(
+            list(entries.values()),
+            list(entries),
+            loc="outside lower center",
+            ncols=min(columns, len(entries)),
+            title=title,
+        )
+
+
+def _length_axis(ax: Axes, results: Sequence[NiahResults]) -> None:
+    _lengths_axis(ax, _all_lengths(results))
+
+
+def _lengths_axis(ax: Axes, lengths: Sequence[int]) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths, [str(n) for n in lengths])
+    ax.set_xticks([], minor=True)
+    # Room around the outer lengths, so that markers and effective-length lines stay clear.
+    ax.margins(x=0.05)
+    ax.set_xlabel("haystack length (tokens)")
+
+
+def _unit_axis(ax: Axes) -> None:
+    ax.set_ylim(-0.03, 1.03)
+
+
+def _position_axis(ax: Axes, results: NiahResults) -> None:
+    last = results.config.positions - 1
+    ax.set_xticks(range(last + 1))
+    ax.set_xlabel(f"needle position (0 = start, {last} = end)")
+
+
+def _chance_line(ax: Axes) -> None:
+    ax.axhline(0.5, color=CHANCE_COLOR, linestyle="--", linewidth=1.0, label="chance (0.5)")
+
+
+# -- drawing helpers --------------------------------------------------------------------------
+
+
+def _metric_line(ax: Axes, series: Series, metric: str) -> None:
+    rows = series.results.rows("length", series.arm, series.scoring)
+    _line(ax, rows, metric, series.name, series.color, series.linestyle, series.marker)
+
+
+def _line(
+    ax: Axes,
+    rows: Sequence[MetricRow],
+    metric: str,
+    name: str,
+    color: str,
+    linestyle: Any,
+    marker: str,
+) -> None:
+    ordered = sorted(rows, key=lambda r: r.length)
+    xs = [r.length for r in ordered]
+    ys = [getattr(r, metric) for r in ordered]
+    label = name if any(_finite(y) for y in ys) else f"{name} (no data)"
+    ax.plot(xs, ys, color=color, linestyle=linestyle, marker=marker, label=label)
+
+
+def _interval_band(ax: Axes, series: Series, metric: str) -> None:
+    rows = [
+        series.results.interval(series.arm, r.length, metric, series.scoring)
+        for r in series.results.rows("length", series.arm, series.scoring)
+    ]
+    kept = sorted(
+        (r for r in rows if r is not None and _finite(r.low) and _finite(r.high)),
+        key=lambda r: r.length,
+    )
+    if kept:
+        xs = [r.length for r in kept]
+        ax.fill_between(
+            xs,
+            [r.low for r in kept],
+            [r.high for r in kept],
+            color=series.color,
+            alpha=0.15,
+            linewidth=0,
+        )
+
+
+def _effective_length_line(ax: Axes, series: Series) -> None:
+    effective = series.results.effective_length(series.arm, series.scoring)
+    if effective is not None and effective.length is not None:
+        name = f"{series.name}: effective length {effective.length}"
+        ax.axvline(effective.length, color=series.color, linestyle=":", linewidth=1.5, label=name)
+
+
+def _retrieval_line(ax: Axes, series: Series, field: str) -> None:
+    rows = sorted(
+        (r for r in series.results.retrieval if (r.arm, r.scoring) == (series.arm, series.scoring)),
+        key=lambda r: r.length,
+    )
+    if rows:
+        ax.plot(
+            [r.length for r in rows],
+            [getattr(r, field) for r in rows],
+            color=series.color,
+            linestyle=series.linestyle,
+            marker=series.marker,
+            label=series.name,
+        )
+
+
+def _heatmap(fig: Figure, ax: Axes, grid: Grid, low: float, high: float) -> None:
+    import numpy as np
+    from matplotlib import colormaps
+
+    lengths, positions, values = grid
+    data = np.ma.masked_invalid(np.array(values, dtype=float).reshape(len(positions), -1))
+    cmap = colormaps["viridis"].with_extremes(bad=MISSING_COLOR)
+    image = ax.imshow(data, cmap=cmap, vmin=low, vmax=high, aspect="auto")
+    ax.grid(False)
+    ax.set_xticks(range(len(lengths)), [str(n) for n in lengths])
+    ax.set_yticks(range(len(positions)), [str(p) for p in positions])
+    ax.set_xlabel("haystack length (tokens)")
+    ax.set_ylabel("needle position (0 = start)")
+    _annotate_cells(ax, values, low, high)
+    fig.colorbar(image, ax=ax, label="normalized similarity")
+
+
+def _annotate_cells(ax: Axes, values: list[list[float]], low: float, high: float) -> None:
+    middle = (low + high) / 2
+    for row, line in enumerate(values):
+        for col, value in enumerate(line):
+            text = f"{value:.2f}" if _finite(value) else "n/a"
+            # viridis is dark at the low end, so low cells get white text.
+            color = "white" if _finite(value) and value < middle else "black"
+            ax.text(col, row, text, ha="center", va="center", fontsize=8, color=color)
+
+
+# -- series and colours -----------------------------------------------------------------------
+
+
+def _all_series(results: Sequence[NiahResults], labels: Sequence[str]) -> list[Series]:
+    variants = list(dict.fromkeys(v for r in results for v in r.variants))
+    series = []
+    for index, (label, result) in enumerate(zip(labels, results, strict=True)):
+        linestyle, marker = _model_style(index)
+        for arm, scoring in result.variants:
+            color = PALETTE[variants.index((arm, scoring)) % len(PALETTE)]
+            series.append(Series(label, result, arm, scoring, color, linestyle, marker))
+    return series
+
+
+def _model_style(index: int) -> tuple[Any, str]:
+    return LINESTYLES[index % len(LINESTYLES)], MARKERS[index % len(MARKERS)]
+
+
+def _sequential_colors(count: int) -> list[str]:
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    cmap = colormaps["viridis"]
+    # Stop short of viridis' pale yellow end, which is hard to see on white.
+    return [to_hex(cmap(0.85 * i / max(count - 1, 1))) for i in range(count)]
