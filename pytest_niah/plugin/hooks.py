@@ -74,6 +74,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if Path(path).name in SUITE_NAMES and not Path(path).exists():
             config.args[index] = str(SUITE_FILE.parent / Path(path).name) + sep + rest
             named = True
+    # Paths on the command line limit the run to them, as in any pytest run: the grid joins
+    # only when none is given, or when one names it ("test_niah.py").
+    if config.args_source == pytest.Config.ArgsSource.ARGS and not named:
+        return
     # The folder, not the file: node ids then read "test_niah.py::test_needle[...]".
     suite = str(SUITE_FILE.parent)
     if not named and suite not in config.args:

@@ -43,3 +43,12 @@ def test_user_test_is_skipped_without_niah_model(niah):
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["SKIPPED *pytest-niah is not active: add --niah-model=NAME"])
+
+
+def test_naming_a_test_file_runs_only_it_and_naming_the_suite_adds_the_grid(niah):
+    """Paths on the command line limit a run, as in any pytest run (#16)."""
+    niah.pytester.makepyfile(test_user=USER_TEST)
+    alone = niah.run("-v", *SMALL, "test_user.py")
+    alone.assert_outcomes(passed=1)  # the user's test; the grid still runs for its fixture
+    with_grid = niah.run("-v", *SMALL, "test_user.py", "test_niah.py")
+    with_grid.assert_outcomes(passed=2 * 2 + 1 + 1)
