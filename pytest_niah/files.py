@@ -41,6 +41,9 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
         dir=real.parent, prefix=f".{real.name}{_TMP_MARK}{os.getpid()}-"
     )
     try:
+        # mkstemp makes the file 0600: give it the mode a plain open() would (or keep the
+        # replaced file's), so reports and saved runs stay readable to CI artifact steps.
+        os.chmod(tmp, _mode_for(real))
         with os.fdopen(descriptor, "wb") as out:
             out.write(payload)
             out.flush()
@@ -52,6 +55,27 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
         raise
     _fsync_folder(real.parent)
     return target
+
+
+def _mode_for(target: Path) -> int:
+    """The permission bits of ``target`` if it exists, else those ``open()`` would give it."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the system shows it (Linux)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o022)  # elsewhere: set and restore at once
+    os.umask(umask)
+    return umask
 
 
 def output_problem(path: str | os.PathLike[str], *, folder: bool = False) -> str:

@@ -139,3 +139,24 @@ def test_the_plugin_writes_json_to_stdout_without_replacing_it(pytester):
     assert result.ret == 0, result.stdout.str()
     assert os.stat("/dev/null").st_ino == before.st_ino
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o600, 0o640])
+def test_a_replaced_file_keeps_its_permissions(tmp_path, mode):
+    target = tmp_path / "report.html"
+    target.write_text("old")
+    target.chmod(mode)
+    write_atomic(target, "new")
+    assert target.read_text() == "new" and stat.S_IMODE(target.stat().st_mode) == mode
+
+
+def test_a_new_file_gets_the_mode_open_would_give_it(tmp_path):
+    old = os.umask(0o027)
+    try:
+        write_atomic(tmp_path / "new.json", "{}")
+        with open(tmp_path / "plain.json", "w") as plain:
+            plain.write("{}")
+    finally:
+        os.umask(old)
+    modes = {stat.S_IMODE((tmp_path / name).stat().st_mode) for name in ("new.json", "plain.json")}
+    assert modes == {0o640}
