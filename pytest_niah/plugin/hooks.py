@@ -290,9 +290,11 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         for path in session.written:
             terminalreporter.write_line(f"part written: {path}")
     elif session.written:
+        from pytest_niah.plugin.outputs import written_line
+
         terminalreporter.write_sep("=", "pytest-niah: files written")
         for path in session.written:
-            terminalreporter.write_line(str(path))
+            terminalreporter.write_line(written_line(path))
     for problem in session.output_errors:
         terminalreporter.write_line(f"pytest-niah: {problem}", red=True, bold=True)
 

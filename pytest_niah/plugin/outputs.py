@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def write_outputs(niah: NiahSession) -> list[str]:
     """Write ``--niah-json``, ``--niah-save`` and ``--niah-report`` (with the step summary).
 
-    Every path written is added to ``niah.written``.
+    Every path written is added to ``niah.written``, the step summary's (appended to) too.
 
     Returns:
         One message per output that could not be written (empty when all were).
@@ -91,10 +91,24 @@ def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[Re
     return out
 
 
+def written_line(path: Path) -> str:
+    """How a file written by the run is listed: its path; the step summary, as appended to.
+
+    The step summary (``GITHUB_STEP_SUMMARY``) is a file of the CI job that earlier steps
+    wrote to too: the run added its summary at the end and kept the rest.
+    """
+    from pytest_niah.report import STEP_SUMMARY_ENV, step_summary_path
+
+    step = step_summary_path()
+    if step is not None and path == step.absolute():
+        return f"{path} (appended: {STEP_SUMMARY_ENV})"
+    return str(path)
+
+
 def _report(
     niah: NiahSession, finished: dict[str, NiahResults], comparisons: list[ReportComparison]
 ) -> list[Path]:
-    from pytest_niah.report import write_report
+    from pytest_niah.report import step_summary_path, write_report
 
     runs, labels = list(finished.values()), list(finished)
     for label in finished:
@@ -110,4 +124,8 @@ def _report(
         storage=niah.store_dir,  # saved runs of these labels: a History section
         history_labels=list(finished),
     )
-    return list(written.values())
+    paths = list(written.values())
+    step = step_summary_path()  # appended to by write_report (it raises when it cannot be)
+    if step is not None:
+        paths.append(step.absolute())
+    return paths

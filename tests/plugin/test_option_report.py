@@ -106,8 +106,13 @@ def test_two_models_one_report(niah):
 def test_step_summary_gets_the_markdown(niah, tmp_path, monkeypatch):
     step = tmp_path / "step_summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
-    niah.run(*LITERAL, "--niah-report=rep").assert_outcomes(passed=niah.n_cases // 2 + 2)
+    result = niah.run(*LITERAL, "--niah-report=rep")
+    result.assert_outcomes(passed=niah.n_cases // 2 + 2)
     assert read(step) == read(niah.pytester.path / "rep" / "summary.md")
+    # Listed with the files written, as appended to rather than written.
+    result.stdout.fnmatch_lines(
+        ["*= pytest-niah: files written =*", f"{step} (appended: GITHUB_STEP_SUMMARY)"]
+    )
 
 
 def test_step_summary_keeps_what_earlier_steps_wrote(niah, tmp_path, monkeypatch):

@@ -83,16 +83,23 @@ def test_an_empty_save_name_is_a_usage_error_not_a_silent_skip(niah):
     result.stderr.fnmatch_lines(["*--niah-save is empty*--niah-save=baseline*"])
 
 
-def test_the_summary_ends_with_the_files_written(niah):
+def test_the_summary_ends_with_the_files_written(niah, tmp_path, monkeypatch):
+    step = tmp_path / "step_summary.md"
+    step.write_text("earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
     result = niah.run(*LITERAL, "--niah-save=base", "--niah-json=out.json", "--niah-report=rep")
     result.assert_outcomes(passed=niah.n_cases // 2 + 2)
     lines = result.outlines
     start = lines.index(next(line for line in lines if "pytest-niah: files written" in line))
-    listed = {Path(line) for line in lines[start + 1 :] if line.startswith("/")}
+    section = [line for line in lines[start + 1 :] if line.startswith("/")]
+    # The step summary is listed too, marked as appended to (earlier steps' text is kept).
+    assert f"{step} (appended: GITHUB_STEP_SUMMARY)" in section
+    listed = {Path(line.removesuffix(" (appended: GITHUB_STEP_SUMMARY)")) for line in section}
     store = niah.pytester.path / ".niah" / "runs"
     assert saved_file(store, niah.label, "base") in listed
     assert niah.pytester.path / "out.json" in listed
     assert niah.pytester.path / "rep" / "report.html" in listed
+    assert step in listed and step.read_text(encoding="utf-8").startswith("earlier step\n")
     assert all(path.is_file() for path in listed)
 
 
