@@ -16,7 +16,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-_TMP_MARK = ".niah-tmp-"
+TMP_MARK = ".niah-tmp-"  # in the name of every temporary file beside an output
 _NAME_MAX = 255
 _PATH_MAX = 4096
 
@@ -37,9 +37,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
         return target
     real.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(real)
-    descriptor, tmp = tempfile.mkstemp(
-        dir=real.parent, prefix=f".{real.name}{_TMP_MARK}{os.getpid()}-"
-    )
+    descriptor, tmp = tempfile.mkstemp(dir=real.parent, prefix=temp_prefix(real))
     try:
         # mkstemp makes the file 0600: give it the mode a plain open() would (or keep the
         # replaced file's), so reports and saved runs stay readable to CI artifact steps.
@@ -113,9 +111,17 @@ def output_problem(path: str | os.PathLike[str], *, folder: bool = False) -> str
     return ""
 
 
+def temp_prefix(path: Path) -> str:
+    """The name prefix of this process's temporary files beside ``path``.
+
+    :func:`remove_stale_temps` finds them by it once their process no longer runs.
+    """
+    return f".{path.name}{TMP_MARK}{os.getpid()}-"
+
+
 def remove_stale_temps(path: Path) -> None:
     """Remove temporary files of ``path`` left by processes that no longer run."""
-    prefix = f".{path.name}{_TMP_MARK}"
+    prefix = f".{path.name}{TMP_MARK}"
     try:
         entries = list(path.parent.iterdir())
     except OSError:

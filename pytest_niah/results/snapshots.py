@@ -96,8 +96,7 @@ def atomic_serializer(base: Any) -> Any:
     import os
     import tempfile
 
-    from pytest_niah.files import _TMP_MARK as TMP_MARK  # write_atomic's temporary files
-    from pytest_niah.files import write_atomic
+    from pytest_niah.files import temp_prefix, write_atomic
 
     # syrupy >= 5 can lock the file for a read-modify-write (pytest-xdist); 4.x cannot.
     locking = "file_lock" in inspect.signature(base.write_file).parameters
@@ -120,9 +119,7 @@ def atomic_serializer(base: Any) -> Any:
                     collection = cls.read_file(str(real))
                     collection.merge(snapshot_collection)
                 real.parent.mkdir(parents=True, exist_ok=True)
-                descriptor, staging = tempfile.mkstemp(
-                    dir=real.parent, prefix=f".{real.name}{TMP_MARK}{os.getpid()}-"
-                )
+                descriptor, staging = tempfile.mkstemp(dir=real.parent, prefix=temp_prefix(real))
                 os.close(descriptor)
                 try:
                     staged = copy.copy(collection)

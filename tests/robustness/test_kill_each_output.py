@@ -55,7 +55,7 @@ import pytest
 
 import pytest_niah
 from pytest_niah.embed.store import EmbeddingStore
-from pytest_niah.files import _TMP_MARK as TMP_MARK
+from pytest_niah.files import TMP_MARK
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="fork and POSIX signals"
