@@ -61,15 +61,25 @@ def default_label(name: str) -> str:
     if stem.lower() in {"model", "models", "snapshot", "latest"} and "/" in path:
         parent = path.rsplit("/", 2)[-2]
         stem = f"{parent}-{stem}"
-    return "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in stem)
+    return _slug(stem)
 
 
 MAX_LABEL_LENGTH = 100
 """The longest model label: labels name files and folders, which have a length limit."""
 
 
+def _label_char(ch: str) -> bool:
+    """A character a label may hold: a letter, a digit, ``.``, ``_`` or ``-``."""
+    return ch.isalnum() or ch in "._-"
+
+
+def _slug(text: str) -> str:
+    """``text`` with every character a label may not hold turned into ``-``."""
+    return "".join(ch if _label_char(ch) else "-" for ch in text)
+
+
 def _is_label(text: str) -> bool:
-    return all(ch.isalnum() or ch in "._-" for ch in text) and "/" not in text
+    return all(map(_label_char, text))
 
 
 def _means_label(label: str, value: str) -> bool:
@@ -113,14 +123,13 @@ def check_label(label: str, *, name: str = "", derived: bool = False) -> None:
     elif len(label) > MAX_LABEL_LENGTH:
         problem = f"{what} is {len(label)} characters long (at most {MAX_LABEL_LENGTH})"
     elif not _is_label(label):
-        odd = sorted({ch for ch in label if not (ch.isalnum() or ch in "._-")})
+        odd = sorted({ch for ch in label if not _label_char(ch)})
         problem = f"{what} holds {', '.join(map(repr, odd))}"
     elif not any(ch.isalnum() for ch in label):
         problem = f"{what} has no letter or digit"
     else:
         return
-    slug = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in label)
-    suggestion = slug[:40].strip("._-") or "candidate"
+    suggestion = _slug(label)[:40].strip("._-") or "candidate"
     raise ConfigError(
         problem,
         "label the model with 1 to "
