@@ -5,14 +5,16 @@ from __future__ import annotations
 import math
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Verbosity, settings
 
-from pytest_niah.embed.st_backend import HaystackTokenizer
+from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
 from pytest_niah.haystacks.tokens import WordTokenizer
 from pytest_niah.inputs.corpus import Corpus, load_folder
+from pytest_niah.inputs.packaged_corpus import packaged_corpus
 
 # -- hypothesis: one place chooses the profile ----------------------------------------------------
 # "ci" (the default, what CI runs): derandomized, so a run is repeatable; no deadline, since
@@ -57,6 +59,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         "pytester" in getattr(i, "fixturenames", ()) or i.get_closest_marker("slow") for i in items
     ):
         import sentence_transformers  # noqa: F401
+
+
+# -- the cache: run_experiment caches by default, never in the user's cache during tests ----------
+@pytest.fixture(autouse=True, scope="session")
+def _session_niah_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The cache root of session-, module- and class-scoped fixtures that run experiments."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NIAH_CACHE_DIR", str(tmp_path_factory.mktemp("niah-cache-shared")))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _own_niah_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Each test's own cache root: a test never reuses another test's finished runs."""
+    monkeypatch.setenv("NIAH_CACHE_DIR", str(tmp_path_factory.mktemp("niah-cache")))
 
 
 @pytest.fixture(autouse=True)
@@ -172,8 +191,9 @@ def hashing_embedder():
 
 
 @pytest.fixture(scope="session")
-def shared_corpus(shared_corpus_dir: Path) -> Corpus:
-    return load_folder(shared_corpus_dir)
+def shared_corpus() -> Corpus:
+    """The ten pinned books shipped inside the package (``--niah-corpus=packaged``)."""
+    return packaged_corpus()
 
 
 @pytest.fixture(scope="session")

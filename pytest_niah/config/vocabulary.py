@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from typing import Final
 
-# What --niah-corpus takes besides a folder: the pinned public-domain books (downloaded).
+# What --niah-corpus takes besides a folder: the ten pinned public-domain books, shipped
+# inside the package (the default), or the same books downloaded.
+PACKAGED: Final = "packaged"
 GUTENBERG: Final = "gutenberg"
+CORPUS_WORDS: Final = (PACKAGED, GUTENBERG)
+# The models installed with the ``packaged`` extra (pytest_niah.embed.models.PACKAGED says
+# where each lives): they run offline.
+PACKAGED_MODELS: Final = ("packaged-minilm", "packaged-static")
 # What --niah-needles and --niah-expansions take besides a file: the sets shipped inside.
 BUILTIN: Final = "builtin"
 

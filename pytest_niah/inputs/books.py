@@ -15,7 +15,7 @@ from pathlib import Path
 from pytest_niah.errors import CorpusError
 from pytest_niah.inputs.text import normalize_text, split_sentences, strip_gutenberg_boilerplate
 
-__all__ = ["Book", "Corpus", "read_book", "read_files"]
+__all__ = ["Book", "Corpus", "decode_book", "read_book", "read_files"]
 
 
 # --------------------------------------------------------------------------- books and corpora
@@ -89,19 +89,39 @@ def read_book(path: Path) -> Book:
         raw = path.read_bytes()
     except OSError as exc:
         raise CorpusError(
-            f"Cannot read corpus file {path}: {exc.strerror or exc}. "
-            "Fix: check that the file exists and is readable."
+            f"Cannot read corpus file {path}: {exc.strerror or exc}",
+            "check that the file exists and is readable.",
         ) from exc
-    text = _decode_utf8(raw, path)
+    return decode_book(path.stem, raw, str(path))
+
+
+def decode_book(name: str, raw: bytes, source: str) -> Book:
+    """Turn a book file's raw bytes into a book: the one rule for every corpus.
+
+    The text is decoded as UTF-8 (a BOM allowed), its line endings normalized and its
+    Project Gutenberg header, licence and footer stripped, so that no licence text ever
+    reaches a haystack; the sha256 is that of ``raw``, whatever the source.
+
+    Args:
+        name: The book's name (a file stem, e.g. ``"moby_dick"``).
+        raw: The file's bytes.
+        source: Where the bytes came from, named in errors.
+
+    Returns:
+        The book.
+
+    Raises:
+        CorpusError: If ``raw`` is not valid UTF-8.
+    """
     return Book(
-        name=path.stem,
-        text=strip_gutenberg_boilerplate(normalize_text(text)),
-        source=str(path),
+        name=name,
+        text=strip_gutenberg_boilerplate(normalize_text(_decode_utf8(raw, source))),
+        source=source,
         sha256=hashlib.sha256(raw).hexdigest(),
     )
 
 
-def _decode_utf8(raw: bytes, path: Path) -> str:
+def _decode_utf8(raw: bytes, path: Path | str) -> str:
     bom = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
     try:
         return raw[bom:].decode("utf-8")
@@ -109,8 +129,9 @@ def _decode_utf8(raw: bytes, path: Path) -> str:
         offset = bom + exc.start
         raise CorpusError(
             f"Corpus file {path} is not valid UTF-8: byte 0x{raw[offset]:02x} at offset "
-            f"{offset} cannot be decoded. Fix: re-save the file as UTF-8 (for example "
-            f"`iconv -f latin1 -t utf-8`), or remove it from the corpus folder."
+            f"{offset} cannot be decoded",
+            "re-save the file as UTF-8 (for example `iconv -f latin1 -t utf-8`), or remove it "
+            "from the corpus folder.",
         ) from exc
 
 
@@ -124,7 +145,7 @@ def read_files(files: list[Path]) -> tuple[Book, ...]:
             stat = path.stat()
         except OSError as exc:
             raise CorpusError(
-                f"Cannot read corpus file {path}: {exc}. Fix: check that it is readable."
+                f"Cannot read corpus file {path}: {exc}", "check that it is readable."
             ) from exc
         stamps.append((str(path), stat.st_size, stat.st_mtime_ns))
     return _read_stamped(tuple(sorted(stamps, key=lambda s: (Path(s[0]).stem, s[0]))))

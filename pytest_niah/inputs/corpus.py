@@ -1,10 +1,12 @@
-"""Haystack sources: a local folder of UTF-8 books, or the pinned public-domain set.
+"""Haystack sources: the pinned public-domain set, packaged or downloaded, or a folder.
 
 :func:`load_corpus` turns a ``--niah-corpus`` spec into a corpus: folders are read here,
-the pinned set (``gutenberg``) is downloaded and verified by
-:mod:`pytest_niah.inputs.gutenberg`. Books, corpora and file reading live in
+the pinned set ships inside the package (``packaged``, the default, read by
+:mod:`pytest_niah.inputs.packaged_corpus`) or is downloaded and verified (``gutenberg``, by
+:mod:`pytest_niah.inputs.gutenberg`). Books, corpora and file reading live in
 :mod:`pytest_niah.inputs.books` (re-exported here), text cleaning in
-:mod:`pytest_niah.inputs.text`. Imports go one way: corpus -> gutenberg -> books.
+:mod:`pytest_niah.inputs.text`. Imports go one way: corpus -> packaged_corpus -> gutenberg
+-> books.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import difflib
 import os
 from pathlib import Path
 
-from pytest_niah.config.vocabulary import GUTENBERG
+from pytest_niah.config.vocabulary import CORPUS_WORDS, GUTENBERG, PACKAGED
 from pytest_niah.errors import CorpusError
 from pytest_niah.inputs.books import Book, Corpus, read_book, read_files
 from pytest_niah.inputs.gutenberg import DEFAULT_BASE_URL, ENV_BASE_URL, gutenberg_corpus
+from pytest_niah.inputs.packaged_corpus import packaged_corpus
 
 __all__ = [
     "Book",
@@ -29,9 +32,14 @@ __all__ = [
 ]
 
 _FOLDER_FIX = (
-    f"Fix: pass --niah-corpus a folder of UTF-8 .txt files, or --niah-corpus={GUTENBERG} "
-    "to download the pinned public-domain books."
+    f"pass --niah-corpus a folder of UTF-8 .txt files, or --niah-corpus={PACKAGED} "
+    "for the pinned public-domain books shipped with pytest-niah."
 )
+# What each word of --niah-corpus gives, for the suggestion on a misspelt one.
+_WORD_MEANS = {
+    PACKAGED: "reads the pinned public-domain books shipped with pytest-niah",
+    GUTENBERG: "downloads the pinned public-domain books",
+}
 
 
 # --------------------------------------------------------------------------- local folders
@@ -58,16 +66,17 @@ def load_folder(path: str | os.PathLike[str]) -> Corpus:
     if not any(book.text.strip() for book in books):
         raise CorpusError(
             f"The .txt files in corpus folder {folder} hold no text once the Project "
-            f"Gutenberg boilerplate is removed. {_FOLDER_FIX}"
+            "Gutenberg boilerplate is removed",
+            _FOLDER_FIX,
         )
     return Corpus(name=os.fspath(path), books=books)
 
 
 def _book_files(folder: Path) -> list[Path]:
     if not folder.exists():
-        raise CorpusError(f"Corpus folder {folder} does not exist. {_FOLDER_FIX}")
+        raise CorpusError(f"Corpus folder {folder} does not exist", _FOLDER_FIX)
     if not folder.is_dir():
-        raise CorpusError(f"Corpus path {folder} is not a folder. {_FOLDER_FIX}")
+        raise CorpusError(f"Corpus path {folder} is not a folder", _FOLDER_FIX)
     try:
         files = [
             entry
@@ -75,9 +84,9 @@ def _book_files(folder: Path) -> list[Path]:
             if entry.suffix.lower() == ".txt" and not entry.name.startswith(".") and entry.is_file()
         ]
     except OSError as exc:
-        raise CorpusError(f"Cannot list corpus folder {folder}: {exc}. {_FOLDER_FIX}") from exc
+        raise CorpusError(f"Cannot list corpus folder {folder}: {exc}", _FOLDER_FIX) from exc
     if not files:
-        raise CorpusError(f"Corpus folder {folder} holds no .txt files. {_FOLDER_FIX}")
+        raise CorpusError(f"Corpus folder {folder} holds no .txt files", _FOLDER_FIX)
     return files
 
 
@@ -90,8 +99,10 @@ def load_corpus(
     """Load a corpus from its command-line spec.
 
     Args:
-        spec: ``"gutenberg"`` for the pinned download set (a local folder of that
-            name must be given as ``./gutenberg``), otherwise a folder path.
+        spec: ``"packaged"`` for the pinned books shipped inside the package,
+            ``"gutenberg"`` for the same books downloaded (a local folder of either
+            name must be given as ``./packaged`` or ``./gutenberg``), otherwise a folder
+            path.
         cache_dir: Cache root for downloads; :func:`default_cache_dir` when None.
         base_url: Download server root; else ``$NIAH_GUTENBERG_URL``, else
             :data:`pytest_niah.inputs.gutenberg.DEFAULT_BASE_URL`.
@@ -102,26 +113,28 @@ def load_corpus(
     Raises:
         CorpusError: If the corpus cannot be loaded.
     """
+    if isinstance(spec, str) and spec == PACKAGED:
+        return packaged_corpus()
     if isinstance(spec, str) and spec == GUTENBERG:
         url = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
         return gutenberg_corpus(cache_dir, url)
-    _did_you_mean_gutenberg(spec)
+    _did_you_mean_a_word(spec)
     return load_folder(spec)
 
 
-def _did_you_mean_gutenberg(spec: str | os.PathLike[str]) -> None:
-    """Refuse a missing folder whose name looks like a misspelt ``gutenberg``.
+def _did_you_mean_a_word(spec: str | os.PathLike[str]) -> None:
+    """Refuse a missing folder whose name looks like a misspelt ``packaged`` or ``gutenberg``.
 
     Raises:
-        CorpusError: If the folder does not exist and its name is close to ``gutenberg``.
+        CorpusError: If the folder does not exist and its name is close to one of them.
     """
     folder = Path(os.fspath(spec)).expanduser()
     name = folder.name.lower()
     if folder.exists() or not name:
         return
-    if difflib.get_close_matches(name, [GUTENBERG], n=1, cutoff=0.7):
+    for word in difflib.get_close_matches(name, CORPUS_WORDS, n=1, cutoff=0.7):
         raise CorpusError(
             f"Corpus folder {folder} does not exist",
-            f"did you mean --niah-corpus={GUTENBERG}? It downloads the pinned "
-            "public-domain books; otherwise pass --niah-corpus a folder of UTF-8 .txt files.",
+            f"did you mean --niah-corpus={word}? It {_WORD_MEANS[word]}; otherwise pass "
+            "--niah-corpus a folder of UTF-8 .txt files.",
         )

@@ -1,14 +1,14 @@
 """Tests for pytest_niah.inputs.corpus: local folders, text cleaning, sentences, and downloads.
 
-Downloads are tested against a real HTTP server on loopback that serves the shared
-books (../shared/corpus/gutenberg) under the pinned raw.githubusercontent.com layout.
+Downloads are tested against a real HTTP server on loopback that serves the pinned books
+(the packaged ones, exported to a folder) under the pinned raw.githubusercontent.com layout.
+The packaged books themselves are tested in test_packaged_corpus.py.
 """
 
 from __future__ import annotations
 
 import hashlib
 import http.server
-import json
 import os
 import socket
 import threading
@@ -23,7 +23,6 @@ from pytest_niah.inputs import corpus
 from pytest_niah.inputs.corpus import Book, Corpus, CorpusError, load_corpus, load_folder, read_book
 from pytest_niah.inputs.gutenberg import (
     DEFAULT_BASE_URL,
-    PinnedBook,
     default_cache_dir,
     download_gutenberg,
     gutenberg_books,
@@ -33,15 +32,15 @@ from pytest_niah.inputs.text import normalize_text, split_sentences, strip_guten
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TINY_CORPUS = REPO_ROOT / "fixtures" / "corpus" / "tiny"
-# The shared books come from the repo conftest's `shared_corpus_dir` fixture
-# (../shared/corpus/gutenberg); they are never copied into the repository.
+# The pinned books as a folder come from the repo conftest's `shared_corpus_dir` fixture
+# (the packaged books, exported once per session).
 
 
 # --------------------------------------------------------------------------- loopback server
 
 
 class BookServer(http.server.ThreadingHTTPServer):
-    """Serves the shared books at /<repository>/<commit>/<path>, with per-book faults."""
+    """Serves the pinned books at /<repository>/<commit>/<path>, with per-book faults."""
 
     def __init__(self, root: Path) -> None:
         super().__init__(("127.0.0.1", 0), BookHandler)
@@ -128,13 +127,6 @@ FIRST = "pride_and_prejudice.txt"  # first pinned book: a fault there stops the 
 
 
 # --------------------------------------------------------------------------- pinned list
-
-
-def test_pinned_books_match_shared_manifest(shared_corpus_dir: Path) -> None:
-    manifest = json.loads((shared_corpus_dir / "manifest.json").read_text(encoding="utf-8"))
-    expected = tuple(PinnedBook(**entry) for entry in manifest["books"])
-    assert gutenberg_books() == expected
-    assert len(gutenberg_books()) == 10
 
 
 def test_pinned_url_layout() -> None:
@@ -318,7 +310,7 @@ def test_default_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     assert default_cache_dir() == Path(platformdirs.user_cache_dir("pytest-niah")) / "corpus"
 
 
-# --------------------------------------------------------------------------- shared folder
+# --------------------------------------------------------------------------- books folder
 
 
 @pytest.fixture(scope="module")

@@ -22,19 +22,18 @@ from pytest_niah.errors import CorpusError
 from pytest_niah.inputs.corpus import load_corpus
 from pytest_niah.inputs.gutenberg import gutenberg_books
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
 DOWNLOAD_FIX = "point --niah-corpus at that local folder"
 LEXICAL = "lexical-tfidf"  # the label of --niah-model=lexical:tfidf
 
 
 class BookServer(http.server.ThreadingHTTPServer):
-    """Serves the shared books at /<repository>/<commit>/<path>, all with the same fault."""
+    """Serves the pinned books at /<repository>/<commit>/<path>, all with the same fault."""
 
     daemon_threads = True
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path) -> None:
         super().__init__(("127.0.0.1", 0), BookHandler)
+        self.root = root
         self.routes = {f"/{b.repository}/{b.commit}/{b.path}": b for b in gutenberg_books()}
         self.fault = "none"
         self.requests: list[str] = []
@@ -61,7 +60,7 @@ class BookHandler(http.server.BaseHTTPRequestHandler):
         if book is None or fault == "missing":
             self.send_error(404, "Not Found")
             return
-        data = (SHARED_CORPUS / book.file).read_bytes()
+        data = (self.server.root / book.file).read_bytes()
         if fault == "flipped":
             data = data[:-1] + bytes([data[-1] ^ 0x01])  # same size, other sha256
         elif fault == "garbage":
@@ -86,14 +85,12 @@ class BookHandler(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def server(monkeypatch) -> Iterator[BookServer]:
-    if not (SHARED_CORPUS / "manifest.json").is_file():
-        pytest.fail(f"the shared corpus is missing at {SHARED_CORPUS}", pytrace=False)
+def server(monkeypatch, shared_corpus_dir: Path) -> Iterator[BookServer]:
     for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    books = BookServer()
+    books = BookServer(shared_corpus_dir)
     thread = threading.Thread(target=books.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
     monkeypatch.setenv("NIAH_GUTENBERG_URL", books.url)
