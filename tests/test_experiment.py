@@ -245,3 +245,60 @@ def test_wrong_number_of_embeddings_is_an_error(shared_corpus_dir):
     c = config(shared_corpus_dir, lengths=(64,), arms=("onehop",))
     with pytest.raises(EmbeddingError, match=r"returned embeddings of shape .* for .* texts"):
         run_experiment(c, embedder=ShortEmbedder())
+
+
+def test_a_results_entry_of_another_model_identity_is_computed_again(
+    shared_corpus_dir, hashing_embedder, tmp_path
+):
+    # Same config, same vectors, another identity: the entry under this run's key holds
+    # the other model's results (copied, or left by a key clash). It must not answer.
+    c = config(shared_corpus_dir, arms=("onehop",), lengths=(64,))
+    run_experiment(c, embedder=hashing_embedder(name="other"), cache_dir=tmp_path / "other")
+    [foreign] = (tmp_path / "other" / "results").glob("*.json")
+    mine = run_experiment(c, embedder=hashing_embedder(), cache_dir=tmp_path)
+    [entry] = (tmp_path / "results").glob("*.json")
+    assert NiahResults.load(foreign).config.to_dict() == mine.config.to_dict()
+    entry.write_bytes(foreign.read_bytes())
+    embedder, report = hashing_embedder(), RunReport()
+    again = run_experiment(c, embedder=embedder, cache_dir=tmp_path, report=report)
+    assert not report.reused and report.embedding.read > 0  # recomputed (from the store)
+    assert again.model.fingerprint == embedder.identity.digest
+    assert NiahResults.load(entry).model.fingerprint == embedder.identity.digest  # replaced
+
+
+class FakePlacement:
+    def __init__(self, device_type: str) -> None:
+        self.device_type = device_type
+
+
+class FakeModel:
+    """What :func:`budget` reads of a model: where it runs and its document window."""
+
+    def __init__(self, device_type: str | None, window: int | None) -> None:
+        from pytest_niah.embed.protocol import Windows
+
+        if device_type is not None:
+            self.placement = FakePlacement(device_type)
+        self.windows = Windows(None, window)
+
+
+@pytest.mark.parametrize(
+    ("device_type", "window", "token_budget", "expected"),
+    [
+        ("cuda", 512, None, 32 * (512 + 2)),  # a batch of full windows, special tokens too
+        ("cuda", 8192, None, 32 * (8192 + 2)),
+        ("cuda", None, None, "default"),  # no window: the configured budget
+        ("cuda", 512, 1000, 1000),  # a budget given explicitly wins, on a GPU too
+        ("cpu", 512, None, "default"),
+        ("cpu", 512, 1000, 1000),
+        (None, 512, None, "default"),  # a model without a placement (remote, lexical)
+    ],
+)
+def test_the_batch_budget(device_type, window, token_budget, expected):
+    from pytest_niah.experiment import CPU_TOKEN_BUDGET, GPU_BATCH, budget
+
+    assert GPU_BATCH == 32
+    given = {} if token_budget is None else {"token_budget": token_budget}
+    c = NiahConfig(model="m", **given)
+    model = FakeModel(device_type, window)
+    assert budget(c, model) == (CPU_TOKEN_BUDGET if expected == "default" else expected)

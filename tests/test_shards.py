@@ -12,7 +12,14 @@ import pytest
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.experiment import run_experiment
-from pytest_niah.shards import Shard, read_part, results_from_shards, run_shard, shares, write_part
+from pytest_niah.experiment.shards import (
+    Shard,
+    read_part,
+    results_from_shards,
+    run_shard,
+    shares,
+    write_part,
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +55,33 @@ def sharded(config: NiahConfig, tmp_path_factory: pytest.TempPathFactory):
     return folders
 
 
-@pytest.mark.parametrize("count", [1, 2, 3])
-def test_sharded_results_are_byte_identical_to_an_unsharded_run(
-    config, unsharded, sharded, count, monkeypatch
-):
-    import pytest_niah.embed.loader as loader
+@pytest.fixture
+def no_model(monkeypatch):
+    """Every model load fails the test: ``load_embedder`` wherever a module bound it."""
+    import sys
 
-    def no_model(*args, **kwargs):
+    from pytest_niah.embed import loader
+
+    real = loader.load_embedder
+
+    def refuse(*args, **kwargs):
         raise AssertionError("the gate job loaded a model")
 
-    monkeypatch.setattr(loader, "load_embedder", no_model)
+    for module in list(sys.modules.values()):
+        ours = getattr(module, "__name__", "").startswith("pytest_niah")
+        if ours and getattr(module, "load_embedder", None) is real:
+            monkeypatch.setattr(module, "load_embedder", refuse)
+
+
+def test_the_no_model_guard_fires_when_a_model_is_loaded(config, no_model):
+    with pytest.raises(AssertionError, match="loaded a model"):
+        run_experiment(config, cache_dir=None)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_sharded_results_are_byte_identical_to_an_unsharded_run(
+    config, unsharded, sharded, count, no_model
+):
     assert results_from_shards(config, sharded[count]).to_json() == unsharded
 
 
@@ -167,3 +191,100 @@ def test_vectors_in_a_part_are_the_model_s(config, sharded):
     part = read_part(sharded[1] / "part-001-of-001.npz")
     assert part.vectors.dtype == np.float32 and part.vectors.shape[0] == len(part.keys)
     assert np.isfinite(part.vectors).all()
+
+
+# -- caches: a shard job keeps exactly what a whole run keeps ----------------------------------
+
+
+def files_under(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_without_the_cache_a_shard_job_writes_into_the_cache_folder_what_a_whole_run_does(
+    config, tmp_path
+):
+    # Found: a shard job with use_cache off still wrote sentence token counts (and model
+    # file hashes) under the cache root; a whole run wrote nothing there. Neither may.
+    whole, shard = tmp_path / "whole-cache", tmp_path / "shard-cache"
+    whole.mkdir(), shard.mkdir()
+    run_experiment(config, cache_dir=whole, use_cache=False)
+    run_shard(config, Shard(1, 2), tmp_path / "parts", cache_dir=shard, use_cache=False)
+    assert files_under(whole) == files_under(shard) == []
+
+
+def test_with_the_cache_a_shard_job_keeps_what_a_whole_run_keeps(config, tmp_path):
+    whole, shard = tmp_path / "whole-cache", tmp_path / "shard-cache"
+    run_experiment(config, cache_dir=whole)
+    run_shard(config, Shard(1, 1), tmp_path / "parts", cache_dir=shard)
+    kept = files_under(shard)
+    assert "embeddings.sqlite" in kept and any(k.startswith("sentence-counts") for k in kept)
+    # The whole run also keeps its finished results; nothing else differs.
+    assert [k for k in files_under(whole) if not k.startswith("results")] == kept
+
+
+# -- damaged parts (issue 23): refused, naming the file ----------------------------------------
+
+
+def write_raw(path: Path, manifest: dict, keys, vectors) -> None:
+    """A part file written as is: the manifest (and its rows' digest) kept unchanged."""
+    with path.open("wb") as stream:
+        np.savez(
+            stream,
+            manifest=np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8),
+            keys=np.asarray(list(keys), dtype="U64"),
+            vectors=np.asarray(vectors, dtype=np.float32),
+        )
+
+
+def test_an_empty_part_is_named_not_a_traceback(config, sharded, tmp_path):
+    folder = gathered(sharded, tmp_path)
+    (folder / "part-002-of-003.npz").write_bytes(b"")
+    with pytest.raises(ShardError, match=r"part-002-of-003\.npz is not a readable") as info:
+        results_from_shards(config, folder)
+    assert info.value.hint  # with its fix
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_a_part_with_a_vector_that_is_not_finite_is_refused(config, sharded, tmp_path, bad):
+    folder = gathered(sharded, tmp_path)
+    part = read_part(folder / "part-001-of-003.npz")
+    vectors = part.vectors.copy()
+    vectors[len(vectors) // 2, 0] = bad
+    write_part(folder / "part-001-of-003.npz", part.manifest, part.keys, vectors)
+    with pytest.raises(ShardError, match=r"part-001-of-003\.npz holds 1 vector.*NaN or infinite"):
+        results_from_shards(config, folder)
+
+
+@pytest.mark.parametrize("change", ["swap two rows", "swap two keys", "change a value"])
+def test_a_part_whose_vectors_no_longer_match_its_keys_is_refused(
+    config, sharded, tmp_path, change
+):
+    folder = gathered(sharded, tmp_path)
+    path = folder / "part-002-of-003.npz"
+    part = read_part(path)
+    keys, vectors = list(part.keys), part.vectors.copy()
+    if change == "swap two rows":
+        vectors[[0, 1]] = vectors[[1, 0]]
+    elif change == "swap two keys":
+        keys[0], keys[1] = keys[1], keys[0]
+    else:
+        vectors[0, 0] += 1e-3
+    write_raw(path, part.manifest, keys, vectors)
+    with pytest.raises(ShardError, match=r"part-002-of-003\.npz: its vectors do not match its"):
+        results_from_shards(config, folder)
+
+
+def test_an_unchanged_part_rewritten_as_is_is_accepted(config, sharded, unsharded, tmp_path):
+    folder = gathered(sharded, tmp_path)
+    for path in folder.glob("part-*.npz"):
+        part = read_part(path)
+        write_raw(path, part.manifest, part.keys, part.vectors)
+    assert results_from_shards(config, folder).to_json() == unsharded
+
+
+def test_parts_whose_vectors_differ_in_width_are_refused(config, sharded, tmp_path):
+    folder = gathered(sharded, tmp_path)
+    part = read_part(folder / "part-003-of-003.npz")
+    write_part(folder / "part-003-of-003.npz", part.manifest, part.keys, part.vectors[:, :-1])
+    with pytest.raises(ShardError, match=r"vectors differ in width .*part-003-of-003\.npz"):
+        results_from_shards(config, folder)

@@ -8,6 +8,7 @@ from pathlib import Path
 CACHE_ENV = "NIAH_CACHE_DIR"
 APP_NAME = "pytest-niah"
 ROOTDIR = "<rootdir>"  # how docs and --help show pytest's rootdir
+CACHE_FILE = "embeddings.sqlite"  # the embedding store, under the cache root
 
 
 def cache_root(explicit: str | os.PathLike[str] | None = None) -> Path:

@@ -20,13 +20,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from pytest_niah.config.paths import CACHE_ENV
+from pytest_niah.config.paths import CACHE_ENV, CACHE_FILE
 from pytest_niah.errors import CacheError
 
 T = TypeVar("T")
 
 SCHEMA_VERSION = 2
-CACHE_FILE = "embeddings.sqlite"
 _DTYPE = "float32"
 _LOOKUP_CHUNK = 500  # old SQLite builds allow 999 bound parameters
 _NO_CACHE = "or run without the cache (--niah-no-cache)"

@@ -9,19 +9,22 @@ everything that determines it, so an identical re-run loads no model at all.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.config.options import default
-from pytest_niah.config.paths import CACHE_ENV
+from pytest_niah.config.paths import CACHE_ENV, cache_root
 from pytest_niah.digest import digest
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.embed.runner import EmbeddingStats, Encoder
-from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
+from pytest_niah.embed.runner import Encoder, VectorTable
+from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.errors import NiahCacheWarning, NiahError
 from pytest_niah.experiment.measuring import Layout, layout_of, measure
 from pytest_niah.experiment.planning import (
@@ -36,7 +39,9 @@ from pytest_niah.experiment.planning import (
     query_text,
     start_planning,
 )
-from pytest_niah.progress import NoProgress, Progress
+from pytest_niah.experiment.run_report import RunReport
+from pytest_niah.haystacks.plan import ModelInput
+from pytest_niah.progress import ConsoleProgress, NoProgress, Progress
 from pytest_niah.results.niah_results import NiahResults, package_versions
 from pytest_niah.results.schema import SCHEMA_VERSION
 
@@ -47,9 +52,11 @@ __all__ = [
     "CPU_TOKEN_BUDGET",
     "DEFAULT_CHUNK_TOKENS",
     "GPU_BATCH",
+    "CachePolicy",
     "Inputs",
     "Layout",
     "Planning",
+    "Run",
     "RunReport",
     "block_inputs",
     "budget",
@@ -65,27 +72,6 @@ __all__ = [
 ]
 
 
-@dataclass
-class RunReport:
-    """How a run went: whether cached results answered, and what the model did.
-
-    Attributes:
-        reused: The results came from the results cache (no model was loaded).
-        cached_results: That cache file.
-        embedding: What the embedding phase did.
-        notes: What pytest-niah decided for the user (presets applied, fallbacks).
-        seconds: Where the time went: ``build`` (haystacks, tokenizing; on a worker thread,
-            beside the model), ``encode`` (inside the model), ``measure`` (scores, tables,
-            intervals) and ``total``.
-    """
-
-    reused: bool = False
-    cached_results: Path | None = None
-    embedding: EmbeddingStats = field(default_factory=EmbeddingStats)
-    notes: list[str] = field(default_factory=list)
-    seconds: dict[str, float] = field(default_factory=dict)
-
-
 def run_experiment(
     config: NiahConfig,
     *,
@@ -93,7 +79,7 @@ def run_experiment(
     inputs: Inputs | None = None,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
-    progress: Progress | None = None,
+    progress: Progress | bool | None = True,
     report: RunReport | None = None,
 ) -> NiahResults:
     """Run the whole experiment of ``config`` and return its results.
@@ -103,46 +89,188 @@ def run_experiment(
         embedder: A ready embedder; built from ``config`` when omitted.
         inputs: Needle set, corpus and expansions; loaded from ``config`` when omitted.
         cache_dir: The cache root: embeddings (``embeddings.sqlite``), finished results
-            (``results/``), sentence token counts and model file hashes. ``None`` caches
-            nothing.
-        use_cache: Read and write the embedding and results caches (under ``cache_dir``).
-        progress: Where to report progress; nothing is reported when omitted.
+            (``results/``), sentence token counts and model file hashes. ``None``: the
+            plugin's default root (``$NIAH_CACHE_DIR``, else the user cache folder), so an
+            identical re-run, from the API or from pytest, loads no model at all.
+        use_cache: Use the caches under ``cache_dir``; ``False`` reads and writes none of
+            them, only downloaded books are kept there (see :class:`CachePolicy`).
+        progress: Where to report progress. ``True`` (the default): the plugin's console
+            progress on stderr (a bar on a terminal, a line per phase elsewhere, and a
+            heartbeat while the model loads); ``False``, ``None`` or a
+            :class:`~pytest_niah.progress.NoProgress`: nothing.
         report: Filled in with how the run went.
     """
-    root = Path(cache_dir) if cache_dir is not None else None
-    report = report if report is not None else RunReport()
-    inputs = inputs or load_inputs(config, cache_dir=root)
-    embedder = embedder or load_embedder(config, memo_dir=root)
-    results_file = None
-    if root is not None and use_cache:
-        results_file = root / "results" / f"{results_key(config, embedder, inputs)}.json"
-        cached = _cached(results_file, config, embedder.identity.digest)
-        if cached is not None:
-            report.reused, report.cached_results = True, results_file
-            return cached
-    store = None
-    if root is not None and use_cache and not embedder.fits_on_documents:
-        store = EmbeddingStore(root / CACHE_FILE)
+    cache = CachePolicy(cache_root(cache_dir), use_cache)
+    chosen = api_progress(progress)
+    console = chosen if isinstance(chosen, ConsoleProgress) and progress is True else None
+    if console is not None:
+        console.begin(f"{config.model}: loading inputs and the model")
     try:
-        results = _run(config, embedder, inputs, root, store, progress or NoProgress(), report)
+        run = Run.prepare(
+            config, cache=cache, embedder=embedder, inputs=inputs, progress=chosen, report=report
+        )
+        results = run.results()
+        if console is not None and run.report.reused:
+            console.begin(f"{config.model}: reused {run.report.cached_results}")
+        return results
     finally:
-        if store is not None:
-            store.close()
-    report.notes.extend(getattr(embedder, "notes", []))
-    if results_file is not None:
+        if console is not None:
+            console.stop()
+
+
+def api_progress(progress: Progress | bool | None) -> Progress:
+    """The progress of the API's ``progress`` argument: a console one, or a silent one."""
+    if progress is True:
+        return ConsoleProgress()
+    if progress is False or progress is None:
+        return NoProgress()
+    return progress
+
+
+@dataclass
+class Run:
+    """One run of one config: plan -> embed all inputs or a share -> measure.
+
+    Every kind of run goes through it: a whole run (:meth:`results`), a shard job (plans
+    everything, embeds its share: :func:`~pytest_niah.experiment.shards.run_shard`) and a
+    gate job (measures from the parts, no model:
+    :func:`~pytest_niah.experiment.shards.results_from_shards`). Its caches are the ones
+    ``cache`` allows, and no others.
+
+    Attributes:
+        config: What to run.
+        cache: Which caches the run reads and writes, and where.
+        embedder: The model.
+        inputs: Needle set, corpus and expansions.
+        progress: Where progress goes.
+        report: Filled in with how the run went.
+    """
+
+    config: NiahConfig
+    cache: CachePolicy
+    embedder: Embedder
+    inputs: Inputs
+    progress: Progress
+    report: RunReport
+
+    @classmethod
+    def prepare(
+        cls,
+        config: NiahConfig,
+        *,
+        cache: CachePolicy,
+        embedder: Embedder | None = None,
+        inputs: Inputs | None = None,
+        progress: Progress | None = None,
+        report: RunReport | None = None,
+    ) -> Run:
+        """The run of ``config``, loading the inputs and the model not given."""
+        inputs = inputs or load_inputs(config, cache_dir=cache.books)
+        embedder = embedder or load_embedder(config, memo_dir=cache.model_hashes)
+        report = report if report is not None else RunReport()
+        report.cache = cache.work
+        return cls(config, cache, embedder, inputs, progress or NoProgress(), report)
+
+    def plan(self) -> Planning:
+        """Start planning the run's haystacks (the blocks come as they are built)."""
+        return start_planning(self.config, self.embedder, self.inputs, self.cache.sentence_counts)
+
+    def embed(self, batches: Iterable[Iterable[ModelInput]]) -> VectorTable:
+        """Embed every batch of inputs, through the embedding cache when the policy has one."""
+        store = None
+        if self.cache.embeddings is not None and not self.embedder.fits_on_documents:
+            store = EmbeddingStore(self.cache.embeddings)
         try:
-            results.save(results_file)
-        except OSError as exc:
-            # An unusable cache folder loses only the shortcut, never the results: warn, go on.
-            warnings.warn(
-                NiahCacheWarning(
-                    f"pytest-niah: the results cache {results_file.parent} cannot store this run "
-                    f"({exc.strerror or exc}), so a re-run will compute it again. Fix: make it "
-                    f"writable, or point the cache elsewhere (--niah-cache-dir or {CACHE_ENV})"
-                ),
-                stacklevel=2,
+            encoder = Encoder(
+                self.embedder,
+                store,
+                budget=budget(self.config, self.embedder),
+                batch_size=self.config.batch_size,
             )
-    return results
+            self.report.embedding = encoder.stats  # filled in as the encoder goes
+            for batch in batches:
+                encoder.submit(batch)
+            vectors = encoder.finish()
+        finally:
+            if store is not None:
+                store.close()
+        self.report.notes.extend(getattr(self.embedder, "notes", []))
+        return vectors
+
+    def results(self) -> NiahResults:
+        """The whole run's results: from the results cache, else embedded and measured."""
+        config, embedder, inputs = self.config, self.embedder, self.inputs
+        results_file = None
+        if self.cache.results is not None:
+            results_file = self.cache.results / f"{results_key(config, embedder, inputs)}.json"
+            cached = _cached(results_file, config, embedder.identity.digest)
+            if cached is not None:
+                self.report.reused, self.report.cached_results = True, results_file
+                return cached
+        results = self._embed_and_measure()
+        if results_file is not None:
+            _keep(results, results_file)
+        return results
+
+    def _embed_and_measure(self) -> NiahResults:
+        planning = self.plan()
+        total = len(self.config.lengths) * len(self.inputs.needle_set.groups)
+        progress = self.progress
+        weights = block_weights(self.config, self.inputs)  # the time left, from tokens
+        progress.start("building and embedding haystacks", total, "blocks", weights=weights)
+        started = time.perf_counter()
+        seconds = self.report.seconds
+        tokens = [0]
+
+        def batches() -> Generator[list[ModelInput], None, None]:
+            yield planning.queries
+            for fresh in plan_in_background(planning, seconds):
+                yield fresh
+                stats = self.report.embedding
+                progress.advance(1, stats.tokens - tokens[0])
+                tokens[0] = stats.tokens
+
+        with contextlib.closing(batches()) as planned:  # stops the planner on an error
+            vectors = self.embed(planned)
+        stats = self.report.embedding
+        progress.finish(f"{stats.embedded:,} texts embedded, {stats.read:,} read from the cache")
+        measured = time.perf_counter()
+        layout = layout_of(planning, self.inputs, self.embedder)
+        results = measure(self.config, self.inputs.selected.groups, layout, vectors)
+        done = time.perf_counter()
+        seconds |= {"encode": stats.seconds, "measure": done - measured, "total": done - started}
+        return results
+
+
+def block_weights(config: NiahConfig, inputs: Inputs) -> list[float]:
+    """The expected tokens of each block, in the order they are built (for the time left).
+
+    Blocks come shortest length first, groups in needle-set order; a selected group's block
+    holds its needle haystacks and controls, another group's its controls only.
+    """
+    selected = {group.id for group in inputs.selected.groups}
+    needles = config.positions * len(config.orders) * len(config.arms)
+    return [
+        float(length * (config.controls + (needles if group.id in selected else 0)))
+        for length in config.lengths
+        for group in inputs.needle_set.groups
+    ]
+
+
+def _keep(results: NiahResults, results_file: Path) -> None:
+    """Store finished results in the results cache; a cache that cannot take them warns."""
+    try:
+        results.save(results_file)
+    except OSError as exc:
+        # An unusable cache folder loses only the shortcut, never the results: warn, go on.
+        warnings.warn(
+            NiahCacheWarning(
+                f"pytest-niah: the results cache {results_file.parent} cannot store this run "
+                f"({exc.strerror or exc}), so a re-run will compute it again. Fix: make it "
+                f"writable, or point the cache elsewhere (--niah-cache-dir or {CACHE_ENV})"
+            ),
+            stacklevel=3,
+        )
 
 
 def results_key(config: NiahConfig, embedder: Embedder, inputs: Inputs) -> str:
@@ -170,46 +298,6 @@ def _cached(path: Path, config: NiahConfig, model: str) -> NiahResults | None:
     if cached.config.to_dict() != config.to_dict() or cached.model.fingerprint != model:
         return None  # another run's results copied or left under this key: not this run's
     return cached
-
-
-def _run(
-    config: NiahConfig,
-    embedder: Embedder,
-    inputs: Inputs,
-    root: Path | None,
-    store: EmbeddingStore | None,
-    progress: Progress,
-    report: RunReport,
-) -> NiahResults:
-    planning = start_planning(config, embedder, inputs, root)
-    encoder = Encoder(
-        embedder, store, budget=budget(config, embedder), batch_size=config.batch_size
-    )
-    total = len(config.lengths) * len(inputs.needle_set.groups)
-    progress.start("building and embedding haystacks", total, "blocks")
-    started = time.perf_counter()
-    encoder.submit(planning.queries)
-    embedded = 0
-    for fresh in plan_in_background(planning, report.seconds):
-        encoder.submit(fresh)
-        progress.advance(1, encoder.stats.tokens - embedded)
-        embedded = encoder.stats.tokens
-    vectors = encoder.finish()
-    report.embedding = encoder.stats
-    progress.finish(
-        f"{encoder.stats.embedded:,} texts embedded, {encoder.stats.read:,} read from the cache"
-    )
-    measured = time.perf_counter()
-    results = measure(
-        config, inputs.selected.groups, layout_of(planning, inputs, embedder), vectors
-    )
-    done = time.perf_counter()
-    report.seconds |= {
-        "encode": encoder.stats.seconds,
-        "measure": done - measured,
-        "total": done - started,
-    }
-    return results
 
 
 def budget(config: NiahConfig, embedder: Embedder) -> int:

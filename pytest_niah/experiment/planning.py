@@ -18,6 +18,7 @@ from typing import Any
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
+from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.haystacks.haystack import Block
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, Plan
@@ -135,10 +136,10 @@ def plan_inputs(
     cache_dir: str | Path | None = None,
 ) -> tuple[Plan, list[ModelInput]]:
     """Build every haystack and plan every model input of ``config``, embedding nothing."""
-    root = Path(cache_dir) if cache_dir is not None else None
-    inputs = inputs or load_inputs(config, cache_dir=root)
-    embedder = embedder or load_embedder(config, memo_dir=root)
-    planning = start_planning(config, embedder, inputs, root)
+    cache = CachePolicy.resolve(cache_dir)
+    inputs = inputs or load_inputs(config, cache_dir=cache.books)
+    embedder = embedder or load_embedder(config, memo_dir=cache.model_hashes)
+    planning = start_planning(config, embedder, inputs, cache.sentence_counts)
     out = list(planning.queries)
     for block in planning.blocks:
         out.extend(block_inputs(planning, block))

@@ -8,7 +8,9 @@ identity and cover every input exactly once, then measures from them without loa
 model: the results are byte-identical to an unsharded run's.
 
 A part is one ``.npz`` file: the input keys, their vectors (float32) and a JSON manifest
-holding the run's layout (haystacks, which inputs score each, the model's identity).
+holding the run's layout (haystacks, which inputs score each, the model's identity) and a
+digest of the keys with their vectors, so that rows moved against their keys, or changed,
+are refused; so is a row that is not finite.
 """
 
 from __future__ import annotations
@@ -25,31 +27,30 @@ from typing import Any
 
 import numpy as np
 
+from pytest_niah.config import strict_json
+from pytest_niah.config.bounded_numbers import parse_shard
 from pytest_niah.config.niah import NiahConfig
-from pytest_niah.config.parsers import named, parse_shard
-from pytest_niah.embed.loader import load_embedder
+from pytest_niah.config.parsers import named
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.embed.runner import Encoder, VectorTable
-from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
+from pytest_niah.embed.runner import VectorTable
 from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.experiment import (
+    CachePolicy,
     Inputs,
     Layout,
+    Run,
     RunReport,
     block_inputs,
-    budget,
     layout_of,
-    load_inputs,
     measure,
-    start_planning,
 )
 from pytest_niah.files import write_atomic
 from pytest_niah.haystacks.plan import ModelInput
 from pytest_niah.inputs.needles import load_needle_set
-from pytest_niah.progress import NoProgress, Progress
+from pytest_niah.progress import Progress
 from pytest_niah.results.niah_results import NiahResults
 
-PART_SCHEMA = 1
+PART_SCHEMA = 2  # 2: the manifest holds the rows' digest
 _PART = re.compile(r"part-(\d+)-of-(\d+)\.npz")
 
 
@@ -110,45 +111,38 @@ def run_shard(
 ) -> Path:
     """Plan the whole run, embed this job's share, write its part file; return the file.
 
+    The caches are those of a whole run with the same ``cache_dir`` and ``use_cache``
+    (:class:`~pytest_niah.experiment.CachePolicy`).
+
     Raises:
         ConfigError: the model cannot be sharded (the lexical baseline fits on all texts).
         OutputError: the part cannot be written.
     """
-    root = Path(cache_dir) if cache_dir is not None else None
-    inputs = inputs or load_inputs(config, cache_dir=root)
-    embedder = embedder or load_embedder(config, memo_dir=root)
-    if embedder.fits_on_documents:
+    run = Run.prepare(
+        config,
+        cache=CachePolicy.resolve(cache_dir, use_cache),
+        embedder=embedder,
+        inputs=inputs,
+        progress=progress,
+        report=report,
+    )
+    if run.embedder.fits_on_documents:
         raise ConfigError(
             f"--niah-shard: {config.model!r} learns from all documents at once and cannot be "
             "split across jobs",
             "run it without --niah-shard (it needs no GPU and little time)",
         )
-    progress = progress or NoProgress()
-    report = report if report is not None else RunReport()
-    planning = start_planning(config, embedder, inputs, root)
+    planning = run.plan()
     every: dict[str, ModelInput] = {i.key: i for i in planning.queries}
-    total = len(config.lengths) * len(inputs.needle_set.groups)
-    progress.start("building haystacks", total, "blocks")
+    total = len(config.lengths) * len(run.inputs.needle_set.groups)
+    run.progress.start("building haystacks", total, "blocks")
     for block in planning.blocks:
         every.update((i.key, i) for i in block_inputs(planning, block))
-        progress.advance(1)
-    progress.finish(f"{len(every):,} model inputs planned")
+        run.progress.advance(1)
+    run.progress.finish(f"{len(every):,} model inputs planned")
     mine = shares(planning.plan.tokens, shard.count)[shard.index - 1]
-    store = None
-    if root is not None and use_cache:
-        store = EmbeddingStore(root / CACHE_FILE)
-    try:
-        encoder = Encoder(
-            embedder, store, budget=budget(config, embedder), batch_size=config.batch_size
-        )
-        encoder.submit(every[k] for k in mine)
-        vectors = encoder.finish()
-    finally:
-        if store is not None:
-            store.close()
-    report.embedding = encoder.stats
-    report.notes.extend(getattr(embedder, "notes", []))
-    layout = layout_of(planning, inputs, embedder)
+    vectors = run.embed([[every[k] for k in mine]])
+    layout = layout_of(planning, run.inputs, run.embedder)
     rows = vectors.rows(mine)
     matrix = np.asarray(vectors.matrix, dtype=np.float32)[rows] if mine else np.zeros((0, 0))
     manifest = {
@@ -166,12 +160,14 @@ def write_part(path: Path, manifest: Mapping[str, Any], keys: Sequence[str], row
     """One part file, whole or not at all."""
     from pytest_niah.errors import OutputError
 
+    vectors = np.asarray(rows, dtype=np.float32)
+    manifest = {**manifest, "rows_digest": rows_digest(keys, vectors)}
     buffer = io.BytesIO()
     np.savez(
         buffer,
         manifest=np.frombuffer(json.dumps(manifest, sort_keys=True).encode(), dtype=np.uint8),
         keys=np.asarray(list(keys), dtype="U64"),
-        vectors=np.asarray(rows, dtype=np.float32),
+        vectors=vectors,
     )
     try:
         write_atomic(path, buffer.getvalue())
@@ -180,6 +176,14 @@ def write_part(path: Path, manifest: Mapping[str, Any], keys: Sequence[str], row
             f"--niah-shard-dir: cannot write the part {path} ({exc.strerror or exc})",
             "give a writable folder (it is created if missing)",
         ) from exc
+
+
+def rows_digest(keys: Sequence[str], vectors: Any) -> str:
+    """Hash of the keys in order with their vectors (as little-endian float32) in order."""
+    hasher = hashlib.sha256()
+    hasher.update("\n".join(keys).encode())
+    hasher.update(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
+    return hasher.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -208,11 +212,16 @@ def read_part(path: Path) -> Part:
     fix = "remove it from the folder, or write it again with --niah-shard"
     try:
         with np.load(path, allow_pickle=False) as data:
-            manifest = json.loads(bytes(data["manifest"]).decode())
+            manifest = strict_json.strict_loads(
+                bytes(data["manifest"]),
+                lambda problem, hint, _: ShardError(f"{path}: its manifest: {problem}", fix),
+            )
             keys = [str(k) for k in data["keys"]]
             vectors = np.asarray(data["vectors"], dtype=np.float32)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
-        raise ShardError(f"{path} is not a readable pytest-niah part ({exc})", fix) from exc
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        # An empty or cut file ends np.load early (EOFError); other bytes are no zip.
+        cause = str(exc) or type(exc).__name__
+        raise ShardError(f"{path} is not a readable pytest-niah part ({cause})", fix) from exc
     if not isinstance(manifest, dict) or manifest.get("part_schema") != PART_SCHEMA:
         raise ShardError(
             f"{path} is a part of another pytest-niah version (part schema "
@@ -229,7 +238,30 @@ def read_part(path: Path) -> Part:
         raise ShardError(f"{path} has a damaged manifest ({exc})", fix) from exc
     if len(keys) != len(vectors) and len(keys):
         raise ShardError(f"{path} holds {len(keys)} keys but {len(vectors)} vectors", fix)
+    _check_rows(path, manifest, keys, vectors)
+    if keys:
+        vectors = vectors.reshape(len(keys), -1)  # one row per key, whatever shape was stored
     return Part(path, shard, manifest, keys, vectors)
+
+
+def _check_rows(path: Path, manifest: Mapping[str, Any], keys: list[str], vectors: Any) -> None:
+    """Refuse rows that are not finite, or that are not the ones written under their keys."""
+    fix = "write the part again with --niah-shard; do not edit part files"
+    if len(keys) and vectors.size and not np.isfinite(vectors).all():
+        finite = np.isfinite(vectors.reshape(len(keys), -1)).all(axis=1)
+        bad = [keys[i] for i in np.flatnonzero(~finite)]
+        raise ShardError(
+            f"{path} holds {len(bad)} vector(s) with NaN or infinite values (first: input "
+            f"{bad[0]})",
+            fix,
+        )
+    expected = manifest.get("rows_digest")
+    if expected != rows_digest(keys, vectors):
+        raise ShardError(
+            f"{path}: its vectors do not match its keys (the rows' digest differs from the "
+            "manifest's: rows reordered, changed or cut after the part was written)",
+            fix,
+        )
 
 
 def results_from_shards(config: NiahConfig, folder: str | Path) -> NiahResults:
@@ -283,6 +315,7 @@ def results_from_shards(config: NiahConfig, folder: str | Path) -> NiahResults:
     layout = Layout.from_dict(first.manifest["layout"])
     expected = shares(layout.plan.tokens, first.shard.count)
     table = VectorTable()
+    widths: dict[int, Path] = {}
     for index in range(1, first.shard.count + 1):
         part = seen[index]
         if sorted(part.keys) != sorted(expected[index - 1]):
@@ -291,7 +324,14 @@ def results_from_shards(config: NiahConfig, folder: str | Path) -> NiahResults:
                 "write it again with --niah-shard from the same config",
             )
         if part.keys:
+            widths.setdefault(part.vectors.shape[1], part.path)
             table.add(part.keys, part.vectors)
+    if len(widths) > 1:
+        listed = ", ".join(f"{width} in {path.name}" for width, path in widths.items())
+        raise ShardError(
+            f"--niah-from-shards: the parts' vectors differ in width ({listed})",
+            "write every part again with --niah-shard from the same model",
+        )
     needle_set = load_needle_set(config.needles)
     if needle_set.fingerprint() != layout.needle_set.get("fingerprint"):
         raise ShardError(

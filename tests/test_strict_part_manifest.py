@@ -1,0 +1,62 @@
+"""A shard part's manifest is read by the one strict JSON reader (issue 23)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pytest_niah.errors import ShardError
+from pytest_niah.experiment.shards import PART_SCHEMA, read_part, write_part
+
+MANIFEST = {
+    "part_schema": PART_SCHEMA,
+    "shard": [1, 2],
+    "config": {"model": "m"},
+    "layout": {"plan": {"tokens": {}}},
+}
+
+
+def with_manifest_text(path, text: str) -> None:
+    with np.load(path, allow_pickle=False) as data:
+        keys, vectors = data["keys"], data["vectors"]
+    np.savez(
+        path.with_suffix(""),  # savez adds .npz
+        manifest=np.frombuffer(text.encode(), dtype=np.uint8),
+        keys=keys,
+        vectors=vectors,
+    )
+
+
+@pytest.fixture
+def part(tmp_path):
+    path = tmp_path / "part.npz"
+    write_part(path, MANIFEST, ["a", "b"], np.eye(2))
+    return path
+
+
+def test_a_written_part_reads_back(part):
+    assert read_part(part).shard.count == 2
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (
+            lambda t: t.replace('"part_schema"', '"shard": [2, 2], "part_schema"', 1),
+            "appears twice",
+        ),
+        (lambda t: t.replace('"config": {', '"config": {"x": NaN, ', 1), "NaN is not a JSON value"),
+        (lambda t: t.replace('"config": {', '"config": {"x": 1e999, ', 1), "too large"),
+    ],
+)
+def test_a_manifest_with_a_repeated_key_or_a_non_finite_number_is_refused(part, edit, problem):
+    with np.load(part, allow_pickle=False) as data:
+        text = bytes(data["manifest"]).decode()
+    assert json.loads(text)["shard"] == [1, 2]
+    with_manifest_text(part, edit(text))
+    with pytest.raises(ShardError) as info:
+        read_part(part)
+    assert str(part) in str(info.value) and problem in str(info.value)
+    assert "Fix:" in str(info.value)
