@@ -1,19 +1,27 @@
-"""Three-state verdicts: a gate says *fails*, *passes* or *cannot tell*, never a confident guess.
+"""Verdicts: a gate says *fails*, *passes* or *cannot tell*, never a confident guess.
 
 A gate compares a metric (or its change against a baseline) with a limit, using the 95%
 bootstrap interval over needle groups:
 
 - **comparison** (``--niah-compare-fail=auc:0.02``): *regressed* when the point drop exceeds
-  the allowance and the whole interval of the change lies below zero; *within allowance*
-  when the point and the interval's worst end stay inside the allowance; *inconclusive*
-  otherwise;
+  the allowance and the whole interval of the change lies below zero; *improved* when the
+  point and the whole interval lie above +allowance; *within allowance* when the point and
+  the interval's worst end stay inside the allowance; *inconclusive* otherwise;
 - **minimum** (``--niah-min-auc=0.6``): *below threshold* when the point and the whole
   interval lie below it; *meets threshold* when the point and the interval's low end reach
   it; *inconclusive* otherwise.
 
-A comparison with no paired cell (the two runs share no cell of the slice: other lengths,
-needle groups, positions or orders) compared nothing: its state is *no paired cells*, an
-error that fails whatever the inconclusive policy says, never a verdict a policy can pass.
+A comparison is made on the cells both runs measured, and says how many of this run's cells
+of its length that is. Three more rules, in this order, come before or after the interval's:
+
+- no paired cell (the two runs share no cell of the slice: other lengths, needle groups,
+  positions or orders): *no paired cells*, an error that fails whatever the inconclusive
+  policy says, never a verdict a policy can pass;
+- a metric undefined in the baseline has nothing to fall from: *within allowance*;
+- a passing comparison becomes *inconclusive* when the grid cannot show a change at its
+  length (the coverage rule of :mod:`pytest_niah.results.compare`), or when it pairs fewer
+  than half of this run's cells of its length: the cells it left out may hold the
+  regression. The minority one fails under ``auto`` (see :meth:`Verdict.outcome`).
 
 A passing state needs the point inside the limit too: a percentile interval need not
 contain its point estimate, and a gate must never pass what a point gate would fail.
@@ -21,21 +29,25 @@ contain its point estimate, and a gate must never pass what a point gate would f
 Every verdict carries the minimum detectable effect at this grid size (:data:`MDE_Z` times
 the standard error: a 5% two-sided test with 80% power) and what would resolve an
 inconclusive one. What an inconclusive verdict does is a policy (``--niah-inconclusive``):
-``auto`` fails it when the point estimate is past the limit and warns otherwise, exactly
-as strict as a point gate, never weaker.
+``auto`` fails it when the point estimate is past the limit (or the comparison pairs a
+minority of the cells) and warns otherwise, exactly as strict as a point gate, never weaker.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Literal
 
+from pytest_niah.config.vocabulary import METRIC_LABELS
+from pytest_niah.display import fmt, signed
 from pytest_niah.measure.stats import Interval
 
 MDE_Z = 1.96 + 0.84
 State = Literal[
     "regressed",
+    "improved",
     "within allowance",
     "below threshold",
     "meets threshold",
@@ -43,14 +55,18 @@ State = Literal[
     "no paired cells",
 ]
 Outcome = Literal["fail", "warn", "pass"]
+# Outcomes from worst to best: a length's (or a run's) outcome is its worst gate's.
+OUTCOME_ORDER: tuple[Outcome, ...] = ("fail", "warn", "pass")
 UNPAIRED: State = "no paired cells"
 FAILING: frozenset[str] = frozenset({"regressed", "below threshold", UNPAIRED})
-PASSING: frozenset[str] = frozenset({"within allowance", "meets threshold"})
+PASSING: frozenset[str] = frozenset({"improved", "within allowance", "meets threshold"})
 
 
 @dataclass(frozen=True)
 class Verdict:
     """One gate's verdict at one length.
+
+    Built by :func:`compare_verdict` and :func:`minimum_verdict` only.
 
     Attributes:
         kind: ``comparison`` or ``minimum``.
@@ -65,9 +81,8 @@ class Verdict:
         past_limit: The point estimate alone is past the limit (what a point gate checks).
         reason: Why the verdict is inconclusive, when it is.
         resolve: What would resolve it (more groups, positions, controls).
-
-    A comparison over zero needle groups paired nothing: whoever builds it as inconclusive,
-    its state is :data:`UNPAIRED`, which fails under every policy.
+        paired_cells: A comparison's cells paired with the baseline (``None``: a minimum).
+        run_cells: This run's cells of the comparison's length (``None``: a minimum).
     """
 
     kind: Literal["comparison", "minimum"]
@@ -82,10 +97,15 @@ class Verdict:
     past_limit: bool
     reason: str = ""
     resolve: str = ""
+    paired_cells: int | None = None
+    run_cells: int | None = None
 
-    def __post_init__(self) -> None:
-        if self.kind == "comparison" and self.groups == 0 and self.state == "inconclusive":
-            object.__setattr__(self, "state", UNPAIRED)
+    @property
+    def pairs_a_minority(self) -> bool:
+        """A comparison that pairs fewer than half of this run's cells of its length."""
+        if self.paired_cells is None or self.run_cells is None:
+            return False
+        return 2 * self.paired_cells < self.run_cells
 
     def outcome(self, policy: str = "auto") -> Outcome:
         """What the test does: fail, warn or pass, given the inconclusive policy."""
@@ -94,21 +114,57 @@ class Verdict:
         if self.state in PASSING:
             return "pass"
         if policy == "auto":
-            return "fail" if self.past_limit else "warn"
+            return "fail" if self.past_limit or self.pairs_a_minority else "warn"
         if policy in ("fail", "warn", "pass"):
             return policy  # type: ignore[return-value]
         raise ValueError(f"unknown inconclusive policy {policy!r}: use auto, fail, warn or pass")
 
 
-def compare_verdict(delta: Interval, allowed_drop: float) -> Verdict:
-    """The verdict on a metric's change (current - baseline), given the largest drop allowed."""
+def worst_outcome(outcomes: Iterable[str]) -> Outcome | None:
+    """The worst of some gates' outcomes (``fail`` > ``warn`` > ``pass``); None for none."""
+    present = set(outcomes)
+    return next((outcome for outcome in OUTCOME_ORDER if outcome in present), None)
+
+
+def compare_verdict(
+    delta: Interval,
+    allowed_drop: float,
+    *,
+    baseline_undefined: bool = False,
+    unresolved: str = "",
+    paired_cells: int | None = None,
+    run_cells: int | None = None,
+) -> Verdict:
+    """The verdict on a metric's change (current - baseline), given the largest drop allowed.
+
+    Args:
+        delta: The change and its paired interval.
+        allowed_drop: The largest drop allowed (>= 0).
+        baseline_undefined: The metric is undefined in the baseline: nothing to fall from.
+        unresolved: Why the grid cannot show a change at this length (coverage), or "".
+        paired_cells: Cells paired with the baseline at this length; 0: nothing was
+            compared, *no paired cells* whatever the numbers.
+        run_cells: This run's cells at this length.
+    """
     drop = -delta.point
     past = not drop <= allowed_drop  # NaN (undefined now) counts as past
-    if math.isnan(delta.point):
-        state: State = "regressed"
-        reason = "the metric is undefined in this run"
+    resolve = ""
+    if paired_cells == 0:
+        state: State = UNPAIRED
+        reason = "no cell of this arm, scoring and length is paired with the baseline"
+        resolve = "compare with a baseline that measured it"
+    elif baseline_undefined:
+        state, reason, past = (
+            "within allowance",
+            "undefined in the baseline: nothing to fall from",
+            False,
+        )
+    elif math.isnan(delta.point):
+        state, reason = "regressed", "the metric is undefined in this run"
     elif drop > allowed_drop and delta.high < 0:
         state, reason = "regressed", ""
+    elif delta.point > allowed_drop and delta.low > allowed_drop:
+        state, reason = "improved", ""
     elif not past and delta.low >= -allowed_drop:
         state, reason = "within allowance", ""
     else:
@@ -118,7 +174,8 @@ def compare_verdict(delta: Interval, allowed_drop: float) -> Verdict:
             else "the change's interval reaches past the allowance"
         )
         state, reason = "inconclusive", _why(delta, because)
-    return Verdict(
+        resolve = _resolve(delta, allowed_drop)
+    verdict = Verdict(
         kind="comparison",
         metric=delta.metric,
         state=state,
@@ -130,8 +187,28 @@ def compare_verdict(delta: Interval, allowed_drop: float) -> Verdict:
         groups=delta.groups,
         past_limit=past,
         reason=reason,
-        resolve=_resolve(delta, allowed_drop) if state == "inconclusive" else "",
+        resolve=resolve,
+        paired_cells=paired_cells,
+        run_cells=run_cells,
     )
+    if verdict.state in PASSING and unresolved:
+        verdict = replace(
+            verdict,
+            state="inconclusive",
+            reason=unresolved,
+            resolve="add needle positions (--niah-positions) so that some sit there",
+        )
+    if verdict.pairs_a_minority and verdict.state not in FAILING:
+        verdict = replace(
+            verdict,
+            state="inconclusive",
+            reason=(
+                f"only {paired_cells} of this run's {run_cells} cells at this length are "
+                "paired with the baseline: the others may hold a regression"
+            ),
+            resolve="compare with a baseline of this run's grid (save one with --niah-save)",
+        )
+    return verdict
 
 
 def minimum_verdict(value: Interval, threshold: float) -> Verdict:
@@ -184,15 +261,24 @@ def groups_to_resolve(groups: int, se: float, effect: float) -> int | None:
     return max(groups + 1, math.ceil(needed)) if math.isfinite(needed) else None
 
 
+def no_interval(groups: int) -> str:
+    """Why a metric has no interval, in a few words: ``1 needle group`` or ``bootstrap off``."""
+    if groups < 2:
+        return f"{groups} needle group{'' if groups == 1 else 's'}"
+    return "bootstrap off"
+
+
 def _why(interval: Interval, because: str) -> str:
     if math.isnan(interval.low) or math.isnan(interval.high):
-        return "no interval (bootstrap off, or fewer than two needle groups)"
+        return f"no interval: {no_interval(interval.groups)}"
     return because
 
 
 def _resolve(interval: Interval, effect: float) -> str:
-    if interval.groups < 2 or not math.isfinite(interval.se):
-        return "turn the bootstrap on (--niah-bootstrap) and use two or more needle groups"
+    if interval.groups < 2:
+        return "use two or more needle groups (--niah-groups): an interval resamples them"
+    if not math.isfinite(interval.se):
+        return "turn the bootstrap on (--niah-bootstrap)"
     needed = groups_to_resolve(interval.groups, interval.se, effect)
     if needed is None:
         return f"no number of needle groups resolves a margin of {effect:.3g}"
@@ -200,3 +286,54 @@ def _resolve(interval: Interval, effect: float) -> str:
         f"about {needed} needle groups (now {interval.groups}) would resolve "
         f"{effect:.3g}; more positions or controls narrow it too"
     )
+
+
+# -- the verdict in words ----------------------------------------------------------------------
+
+
+def metric_digits(metric: str) -> int:
+    """Decimals a metric is shown with (separations are small cosine differences)."""
+    return 4 if metric == "separation" else 3
+
+
+def verdict_message(what: str, verdict: Verdict) -> str:
+    """One line for a gate's verdict: numbers, interval, cells, MDE, and how to resolve it."""
+    label = METRIC_LABELS.get(verdict.metric, verdict.metric)
+    paired = (
+        f" (paired {verdict.paired_cells} of {verdict.run_cells} cells)"
+        if verdict.paired_cells is not None and verdict.run_cells is not None
+        else ""
+    )
+    if verdict.state == UNPAIRED:
+        fix = f"; {verdict.resolve}" if verdict.resolve else ""
+        return (
+            f"{what}: {label} not compared{paired}: {verdict.state} ({verdict.reason}: the two "
+            "runs share no cell, e.g. they ran different --niah-lengths or --niah-groups; an "
+            f"error whatever --niah-inconclusive says{fix})"
+        )
+    digits = metric_digits(verdict.metric)
+    interval = (
+        f" [{fmt(verdict.low, digits)}, {fmt(verdict.high, digits)}]"
+        if math.isfinite(verdict.low)
+        else ""
+    )
+    if verdict.kind == "comparison":
+        numbers = (
+            f"{label} changed {signed(verdict.point, digits)}{interval}{paired}, allowed drop "
+            f"{fmt(verdict.limit, digits)}"
+        )
+    else:
+        numbers = f"{label} {fmt(verdict.point, digits)}{interval}, threshold {verdict.limit:g}"
+    mde_text = (
+        f"; MDE {fmt(verdict.mde, digits)} at {verdict.groups} groups"
+        if math.isfinite(verdict.mde)
+        else ""
+    )
+    extra = ""
+    if verdict.state == "inconclusive":
+        extra = (
+            f" ({verdict.reason}; {verdict.resolve})" if verdict.resolve else f" ({verdict.reason})"
+        )
+    elif verdict.reason:
+        extra = f" ({verdict.reason})"
+    return f"{what}: {numbers}{mde_text}: {verdict.state}{extra}"

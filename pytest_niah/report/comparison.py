@@ -14,11 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_niah.config.parsers import Allowance
-from pytest_niah.report.terminal import comparison_cells, verdict_message
+from pytest_niah.config.gate_expressions import Allowance
+from pytest_niah.measure.verdicts import PASSING, UNPAIRED, verdict_message
+from pytest_niah.report.terminal import comparison_cells
 from pytest_niah.results.compare import Comparison
 
 __all__ = ["ReportComparison", "comparisons_json"]
+
+# The failing states, listed first in the verdict counts.
+FAILING_FIRST = ("regressed", UNPAIRED)
 
 
 @dataclass(frozen=True)
@@ -63,17 +67,20 @@ class ReportComparison:
         return [d.describe() for d in self.comparison.allowed]
 
     def verdict_texts(self) -> list[str]:
-        """One line per gated change that is not within its allowance (regressed, inconclusive)."""
+        """One line per gate that does not pass outright (regressed, inconclusive, unpaired)."""
         return [
-            verdict_message(f"{d.arm}/{d.scoring} L{d.length}", verdict)
-            for d, verdict in self.comparison.verdicts(self.allowances)
-            if verdict.state != "within allowance"
+            verdict_message(f"{arm}/{scoring} L{length}", verdict)
+            for (arm, scoring, length), verdict in self.comparison.slice_verdicts(self.allowances)
+            if verdict.state not in PASSING
         ]
 
     def counts(self) -> dict[str, int]:
-        """Gated changes per verdict state, e.g. ``{"regressed": 1, "within allowance": 11}``."""
+        """Gates per verdict state, e.g. ``{"regressed": 1, "within allowance": 11}``.
+
+        Every gated slice of the current run counts, those the baseline did not measure too.
+        """
         out: dict[str, int] = {}
-        for _, verdict in self.comparison.verdicts(self.allowances):
+        for _, verdict in self.comparison.slice_verdicts(self.allowances):
             out[verdict.state] = out.get(verdict.state, 0) + 1
         return out
 
@@ -82,7 +89,7 @@ class ReportComparison:
         counts = self.counts()
         if not counts:
             return ""
-        order = ["regressed", "inconclusive", "within allowance"]
+        order = [*FAILING_FIRST, "inconclusive", "improved", "within allowance"]
         states = sorted(counts, key=lambda s: (order.index(s) if s in order else len(order), s))
         gates = ", ".join(a.expression() for a in self.allowances)
         listed = ", ".join(f"{counts[s]} {s}" for s in states)
@@ -92,15 +99,17 @@ class ReportComparison:
         """JSON-ready: the comparison's own dict, plus label, baseline and verdicts."""
         verdicts = [
             {
-                "arm": d.arm,
-                "scoring": d.scoring,
-                "length": d.length,
-                "metric": d.metric,
+                "arm": arm,
+                "scoring": scoring,
+                "length": length,
+                "metric": v.metric,
                 "state": v.state,
                 "allowed_drop": v.limit,
-                "message": verdict_message(f"{d.arm}/{d.scoring} L{d.length}", v),
+                "paired_cells": v.paired_cells,
+                "run_cells": v.run_cells,
+                "message": verdict_message(f"{arm}/{scoring} L{length}", v),
             }
-            for d, v in self.comparison.verdicts(self.allowances)
+            for (arm, scoring, length), v in self.comparison.slice_verdicts(self.allowances)
         ]
         data = {
             "label": self.label,

@@ -14,17 +14,13 @@ from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.display import fmt, signed
 from pytest_niah.measure.metrics import NORMALIZED_FLOOR
 from pytest_niah.measure.records import EffectiveLength, MetricRow, RetrievalRow
-from pytest_niah.measure.verdicts import UNPAIRED, Verdict
+from pytest_niah.measure.verdicts import metric_digits as metric_digits  # report.history_view
+from pytest_niah.measure.verdicts import no_interval
 from pytest_niah.results.compare import Comparison
 from pytest_niah.results.niah_results import NiahResults
 
 Cell = Callable[[MetricRow], str]
 WIDTH = 120
-
-
-def metric_digits(metric: str) -> int:
-    """Decimals a metric is shown with (separations are small cosine differences)."""
-    return 4 if metric == "separation" else 3
 
 
 def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[str, Cell]]:
@@ -35,7 +31,8 @@ def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[s
         interval = results.interval(arm, row.length, "auc", scoring)
         if interval is None:
             return fmt(row.auc)
-        return f"{fmt(row.auc)} [{fmt(interval.low, 2)},{fmt(interval.high, 2)}]"
+        bounds = interval_cell(row.auc, interval.low, interval.high, interval.groups, 2)
+        return f"{fmt(row.auc)} {bounds}"
 
     def retrieved(row: MetricRow, name: str) -> str:
         found: RetrievalRow | None = retrieval.get(row.length)
@@ -58,6 +55,21 @@ def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[s
 
 
 PAST_WINDOW = "*"
+
+
+def interval_cell(
+    point: float, low: float, high: float, groups: int, digits: int, sign: str = ""
+) -> str:
+    """``[0.61,0.78]`` (``sign="+"``: ``[-0.02, +0.01]``), or why there is none.
+
+    Never ``[nan,nan]``: a missing interval says why, e.g. ``(no CI: 1 needle group)``.
+    """
+    if math.isnan(low) or math.isnan(high):
+        why = "undefined" if math.isnan(point) else no_interval(groups)
+        return f"(no CI: {why})"
+    if sign:
+        return f"[{signed(low, digits)}, {signed(high, digits)}]"
+    return f"[{fmt(low, digits)},{fmt(high, digits)}]"
 
 
 def past_window(results: NiahResults, scoring: str) -> list[int]:
@@ -121,45 +133,6 @@ def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") ->
     return f"{label}{name}, arm {arm}, scoring {scoring}: {window_text(results)}{eff}"
 
 
-def verdict_message(what: str, verdict: Verdict) -> str:
-    """One line for a gate's verdict: numbers, interval, MDE, and how to resolve it."""
-    label = METRIC_LABELS.get(verdict.metric, verdict.metric)
-    if verdict.state == UNPAIRED:
-        why = verdict.reason or "no cell of this slice is paired with the baseline"
-        fix = f"; {verdict.resolve}" if verdict.resolve else ""
-        return (
-            f"{what}: {label} not compared: {verdict.state} ({why}: the two runs share no cell, "
-            "e.g. they ran different --niah-lengths or --niah-groups; an error whatever "
-            f"--niah-inconclusive says{fix})"
-        )
-    digits = metric_digits(verdict.metric)
-    interval = (
-        f" [{fmt(verdict.low, digits)}, {fmt(verdict.high, digits)}]"
-        if math.isfinite(verdict.low)
-        else ""
-    )
-    if verdict.kind == "comparison":
-        numbers = (
-            f"{label} changed {signed(verdict.point, digits)}{interval}, allowed drop "
-            f"{fmt(verdict.limit, digits)}"
-        )
-    else:
-        numbers = f"{label} {fmt(verdict.point, digits)}{interval}, threshold {verdict.limit:g}"
-    mde = (
-        f"; MDE {fmt(verdict.mde, digits)} at {verdict.groups} groups"
-        if math.isfinite(verdict.mde)
-        else ""
-    )
-    extra = ""
-    if verdict.state == "inconclusive":
-        extra = (
-            f" ({verdict.reason}; {verdict.resolve})" if verdict.resolve else f" ({verdict.reason})"
-        )
-    elif verdict.reason:
-        extra = f" ({verdict.reason})"
-    return f"{what}: {numbers}{mde}: {verdict.state}{extra}"
-
-
 def notes(results: NiahResults, arm: str, scoring: str) -> list[str]:
     """Lines below a table: unread cases, cases left out of normalized similarity, repeats."""
     rows = results.rows("length", arm, scoring)
@@ -215,7 +188,7 @@ def comparison_cells(
     Shared by the terminal (:func:`comparison_table`), summary.md and report.html. The
     verdict column is filled for the metrics ``allowances`` gate and empty for the others.
     """
-    from pytest_niah.config.parsers import Allowance
+    from pytest_niah.config.gate_expressions import Allowance
 
     gated = {a.metric: a for a in allowances if isinstance(a, Allowance)}
     body = []
@@ -232,7 +205,7 @@ def comparison_cells(
                 fmt(d.baseline, digits),
                 fmt(d.current, digits),
                 signed(d.delta, digits),
-                f"[{signed(d.low, digits - 1)}, {signed(d.high, digits - 1)}]",
+                interval_cell(d.delta, d.low, d.high, d.groups, digits - 1, sign="+"),
                 d.verdict(allowance).state if allowance is not None else "",
             ]
         )

@@ -1,10 +1,7 @@
-"""Compare a run with a baseline: like with like, or refuse; paired deltas; three-state verdicts.
+"""Compare a run with a baseline: paired deltas on the cells both measured, and their verdicts.
 
-**Compatibility.** Two runs are compared only when they measured the same thing: the same
-seed, corpus, needle and expansion sets, grid (lengths, positions, controls, orders, arms,
-scorings, chunk size) and haystack tokenizer (:data:`FIELDS`). Any difference is refused,
-listing each differing field with both values, unless the user allows it by name
-(``--niah-compare-allow=tokenizer``), e.g. to compare models with different tokenizers.
+**Compatibility** (:mod:`pytest_niah.results.compatibility`): runs that measured different
+things are refused, unless the user allows the difference by name.
 
 **Pairing.** A cell is one needle haystack of the design: (needle group, arm, scoring, needle
 order, length, position); a position index counts as the same cell only where both runs put
@@ -16,101 +13,32 @@ interval comes from a paired bootstrap over needle groups.
 and 126 tokens, say), a length whose haystacks extend past the smaller window, but whose
 needles all sit outside the region between the two windows, cannot show the difference: its
 comparison is inconclusive, whatever the interval says, and more positions would resolve it.
+Likewise a length where fewer than half of the current run's cells are paired
+(:mod:`pytest_niah.measure.verdicts` decides every verdict).
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from pytest_niah.config.parsers import Allowance
+from pytest_niah.config.gate_expressions import Allowance
 from pytest_niah.errors import CompareError
+from pytest_niah.measure.gates import unpaired_verdict
 from pytest_niah.measure.metrics import METRICS, QuestionScores, point_metrics
 from pytest_niah.measure.records import CaseResult, NegativeScores
 from pytest_niah.measure.stats import Interval, paired_bootstrap_delta
 from pytest_niah.measure.tables import NegativeKey, negatives_by_key, question_scores
-from pytest_niah.measure.verdicts import Verdict, compare_verdict, mde
+from pytest_niah.measure.verdicts import Verdict, compare_verdict
+from pytest_niah.results.compatibility import Difference, check_comparable
 from pytest_niah.results.niah_results import NiahResults
 
 _Slice = tuple[str, str, int]  # (arm, scoring, length)
 _CellKey = tuple[str, str, str, str, int, int, Fraction]
-
-
-def _effective_chunk(r: NiahResults) -> Any:
-    if all(s == "whole" for s in r.config.scoring):
-        return None
-    return r.config.chunk_tokens or r.model.max_tokens
-
-
-# What two compared runs must share, by the name --niah-compare-allow takes.
-FIELDS: dict[str, Callable[[NiahResults], Any]] = {
-    "seed": lambda r: r.config.seed,
-    "corpus": lambda r: r.corpus.get("fingerprint"),
-    "needles": lambda r: r.needle_set.get("fingerprint"),
-    "expansions": lambda r: r.needle_set.get("expansions"),
-    "lengths": lambda r: list(r.config.lengths),
-    "positions": lambda r: r.config.positions,
-    "controls": lambda r: r.config.controls,
-    "orders": lambda r: list(r.config.orders),
-    "arms": lambda r: list(r.config.arms),
-    "scoring": lambda r: list(r.config.scoring),
-    "chunk-tokens": _effective_chunk,
-    "tokenizer": lambda r: r.model.tokenizer,
-}
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One field two runs disagree on."""
-
-    field: str
-    current: Any
-    baseline: Any
-
-    def describe(self) -> str:
-        """``seed: 42 here, 7 in the baseline``."""
-        return f"{self.field}: {_short(self.current)} here, {_short(self.baseline)} in the baseline"
-
-
-def _short(value: Any) -> str:
-    text = str(value)
-    return text[:12] if isinstance(value, str) and len(text) == 64 else text
-
-
-def differences(current: NiahResults, baseline: NiahResults) -> list[Difference]:
-    """Every field of :data:`FIELDS` the two runs disagree on."""
-    return [
-        Difference(name, get(current), get(baseline))
-        for name, get in FIELDS.items()
-        if get(current) != get(baseline)
-    ]
-
-
-def check_comparable(
-    current: NiahResults, baseline: NiahResults, *, allow: Iterable[str] = (), source: str = ""
-) -> list[Difference]:
-    """Refuse to compare runs that measured different things; return the allowed differences.
-
-    Raises:
-        CompareError: a field differs that ``allow`` does not name; the message lists each
-            differing field with both values.
-    """
-    allowed = set(allow)
-    found = differences(current, baseline)
-    refused = [d for d in found if d.field not in allowed]
-    if refused:
-        where = f" ({source})" if source else ""
-        raise CompareError(
-            f"--niah-compare: the baseline{where} measured something else: "
-            + "; ".join(d.describe() for d in refused),
-            "compare with a run of the same grid, or accept the difference with "
-            f"--niah-compare-allow={','.join(d.field for d in refused)}",
-        )
-    return [d for d in found if d.field in allowed]
 
 
 @dataclass(frozen=True)
@@ -127,6 +55,8 @@ class Delta:
         groups: Needle groups paired.
         cells: Paired cases.
         unresolved: Why the grid cannot show a change at this length (coverage), or "".
+        run_cells: This run's cases at this arm, scoring and length (paired or not);
+            ``None``: as many as were paired.
     """
 
     arm: str
@@ -142,41 +72,22 @@ class Delta:
     groups: int
     cells: int
     unresolved: str = ""
+    run_cells: int | None = None
 
     def interval(self) -> Interval:
         """The change as an :class:`Interval`."""
         return Interval(self.metric, self.delta, self.low, self.high, self.se, self.groups)
 
     def verdict(self, allowance: Allowance) -> Verdict:
-        """The three-state verdict on this change under ``allowance``.
-
-        A metric undefined in the baseline has nothing to fall from: within allowance.
-        """
-        from dataclasses import replace
-
-        if math.isnan(self.baseline):
-            return Verdict(
-                kind="comparison",
-                metric=self.metric,
-                state="within allowance",
-                point=self.delta,
-                low=self.low,
-                high=self.high,
-                limit=allowance.allowed(self.baseline),
-                mde=mde(self.se),
-                groups=self.groups,
-                past_limit=False,
-                reason="undefined in the baseline: nothing to fall from",
-            )
-        verdict = compare_verdict(self.interval(), allowance.allowed(self.baseline))
-        if self.unresolved and verdict.state == "within allowance":
-            return replace(
-                verdict,
-                state="inconclusive",
-                reason=self.unresolved,
-                resolve="add needle positions (--niah-positions) so that some sit there",
-            )
-        return verdict
+        """The verdict on this change under ``allowance`` (:func:`compare_verdict`)."""
+        return compare_verdict(
+            self.interval(),
+            allowance.allowed(self.baseline),
+            baseline_undefined=math.isnan(self.baseline),
+            unresolved=self.unresolved,
+            paired_cells=self.cells,
+            run_cells=self.cells if self.run_cells is None else self.run_cells,
+        )
 
 
 @dataclass(frozen=True)
@@ -190,6 +101,7 @@ class Comparison:
         unpaired_current: Cases of the current run that the baseline lacks.
         unpaired_baseline: Cases of the baseline that the current run lacks.
         allowed: The differences the user accepted.
+        run_cells: The current run's cases per (arm, scoring, length), paired or not.
     """
 
     deltas: tuple[Delta, ...]
@@ -197,6 +109,7 @@ class Comparison:
     unpaired_current: int
     unpaired_baseline: int
     allowed: tuple[Difference, ...] = ()
+    run_cells: dict[_Slice, int] = field(default_factory=dict)
 
     def delta(self, arm: str, length: int, metric: str, scoring: str = "whole") -> Delta | None:
         """The delta of one metric at one length, or ``None`` when not compared."""
@@ -217,6 +130,21 @@ class Comparison:
                 if allowance.metric == d.metric:
                     out.append((d, d.verdict(allowance)))
         return out
+
+    def slice_verdicts(self, allowances: Sequence[Allowance]) -> list[tuple[_Slice, Verdict]]:
+        """:meth:`gate_verdicts` of every slice of the current run, paired or not, in order."""
+        slices = self.run_cells or self.paired
+        return [(where, v) for where in slices for v in self.gate_verdicts(allowances, where)]
+
+    def gate_verdicts(self, allowances: Sequence[Allowance], where: _Slice) -> list[Verdict]:
+        """The ``--niah-compare-fail`` verdicts of one slice of the current run.
+
+        A slice no cell of the baseline pairs with gets :func:`unpaired_verdict` for each
+        allowance: nothing was compared there, an error whatever the inconclusive policy.
+        """
+        if not self.paired.get(where):
+            return [unpaired_verdict(a, self.run_cells.get(where, 0)) for a in allowances]
+        return [v for _, v in self.verdicts(allowances, where)]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; NaN becomes ``null``."""
@@ -248,6 +176,10 @@ def compare_results(
 ) -> Comparison:
     """Compare ``current`` with ``baseline`` on the cells and negatives both measured.
 
+    ``n_resamples`` is the paired bootstrap's size: pass the run's ``--niah-bootstrap``; 0
+    gives no interval, so that every comparison gate is inconclusive (as every minimum gate
+    of such a run is).
+
     Raises:
         CompareError: the runs are not comparable (see :func:`check_comparable`), or they
             share no cell at all.
@@ -255,7 +187,9 @@ def compare_results(
     allowed = check_comparable(current, baseline, allow=allow, source=source)
     cur_cells, base_cells = _cells(current), _cells(baseline)
     slices: dict[_Slice, list[_CellKey]] = defaultdict(list)
+    run_cells: dict[_Slice, int] = defaultdict(int)
     for key, case in cur_cells.items():  # the current run's case order
+        run_cells[case.arm, case.scoring, case.length] += 1
         if key in base_cells:
             slices[case.arm, case.scoring, case.length].append(key)
     paired = {where: len(keys) for where, keys in slices.items()}
@@ -274,7 +208,8 @@ def compare_results(
         cur_q = question_scores(cur_cases, cur_negs, negative_ids=shared)
         base_q = question_scores(base_cases, base_negs, negative_ids=shared)
         unresolved = _coverage(current, baseline, where, cur_cases, base_cases)
-        deltas.extend(_deltas(where, len(keys), cur_q, base_q, n_resamples, seed, unresolved))
+        cells = (len(keys), run_cells[where])
+        deltas.extend(_deltas(where, cells, cur_q, base_q, n_resamples, seed, unresolved))
     total = sum(paired.values())
     return Comparison(
         deltas=tuple(deltas),
@@ -282,6 +217,7 @@ def compare_results(
         unpaired_current=len(cur_cells) - total,
         unpaired_baseline=len(base_cells) - total,
         allowed=tuple(allowed),
+        run_cells=dict(run_cells),
     )
 
 
@@ -348,18 +284,24 @@ def _coverage(
 
 def _deltas(
     where: _Slice,
-    cells: int,
+    cells: tuple[int, int],
     current: list[QuestionScores],
     baseline: list[QuestionScores],
     n_resamples: int,
     seed: int,
     unresolved: str,
 ) -> list[Delta]:
+    """One delta per metric; ``cells`` is (paired, this run's); no resamples, no interval."""
     cur, base = point_metrics(current), point_metrics(baseline)
+    shared = len({q.group_id for q in current} & {q.group_id for q in baseline})
     out = []
     for metric in METRICS:
-        interval = paired_bootstrap_delta(
-            current, baseline, metric=metric, n_resamples=n_resamples, seed=seed
+        interval = (
+            paired_bootstrap_delta(
+                current, baseline, metric=metric, n_resamples=n_resamples, seed=seed
+            )
+            if n_resamples
+            else Interval(metric, math.nan, math.nan, math.nan, math.nan, shared)
         )
         out.append(
             Delta(
@@ -372,8 +314,9 @@ def _deltas(
                 high=interval.high,
                 se=interval.se,
                 groups=interval.groups,
-                cells=cells,
+                cells=cells[0],
                 unresolved=unresolved,
+                run_cells=cells[1],
             )
         )
     return out

@@ -14,13 +14,13 @@ from pytest_niah.measure.verdicts import (
     MDE_Z,
     PASSING,
     UNPAIRED,
-    Verdict,
     compare_verdict,
     groups_to_resolve,
     mde,
     minimum_verdict,
+    no_interval,
+    verdict_message,
 )
-from pytest_niah.report.terminal import verdict_message
 
 POLICIES = ("auto", "fail", "warn", "pass")
 NAN = math.nan
@@ -49,9 +49,9 @@ def test_an_interval_inside_the_allowance_is_within_allowance():
     v = compare_verdict(change(-0.01, -0.015, 0.005), 0.02)
     assert v.state == "within allowance" and not v.past_limit
     assert set(outcomes(v).values()) == {"pass"}
-    # Improvements pass, and so does a drop of exactly the allowance.
-    assert compare_verdict(change(0.05, 0.01, 0.09), 0.0).state == "within allowance"
+    # A drop of exactly the allowance passes, and so does a gain the interval is not sure of.
     assert compare_verdict(change(-0.02, -0.02, 0.0), 0.02).state == "within allowance"
+    assert compare_verdict(change(0.05, -0.01, 0.09), 0.02).state == "within allowance"
 
 
 def test_a_point_drop_within_the_allowance_is_not_a_pass_when_the_interval_reaches_past_it():
@@ -73,8 +73,8 @@ def test_a_point_drop_past_the_allowance_is_not_a_confident_regression_when_zero
 def test_a_change_without_an_interval_is_inconclusive_and_says_what_resolves_it():
     v = compare_verdict(change(-0.01, NAN, NAN, se=NAN, groups=1), 0.02)
     assert v.state == "inconclusive" and not v.past_limit
-    assert "no interval" in v.reason
-    assert "--niah-bootstrap" in v.resolve
+    assert v.reason == "no interval: 1 needle group"
+    assert v.resolve == "use two or more needle groups (--niah-groups): an interval resamples them"
     assert math.isnan(v.mde)
     assert v.outcome("auto") == "warn"
     assert compare_verdict(change(-0.03, NAN, NAN, se=NAN), 0.02).outcome("auto") == "fail"
@@ -136,31 +136,27 @@ def test_minimum_of_an_undefined_metric_is_below_threshold():
 def test_minimum_without_an_interval_is_inconclusive():
     v = minimum_verdict(change(0.9, NAN, NAN, se=NAN, groups=0), 0.6)
     assert v.state == "inconclusive" and v.outcome("auto") == "warn"
-    assert "no interval" in v.reason and "--niah-bootstrap" in v.resolve
+    assert v.reason == "no interval: 0 needle groups" and "--niah-groups" in v.resolve
+    bootstrap_off = minimum_verdict(change(0.9, NAN, NAN, se=NAN, groups=8), 0.6)
+    assert bootstrap_off.reason == "no interval: bootstrap off"
+    assert bootstrap_off.resolve == "turn the bootstrap on (--niah-bootstrap)"
 
 
 def test_a_comparison_of_zero_paired_groups_is_an_error_whatever_the_policy():
     # Found: a length the two runs share no cell of was "inconclusive", and
     # --niah-inconclusive=pass passed it: a comparison of nothing passed a strict gate.
-    nothing = Verdict(
-        kind="comparison",
-        metric="auc",
-        state="inconclusive",
-        point=NAN,
-        low=NAN,
-        high=NAN,
-        limit=0.02,
-        mde=NAN,
-        groups=0,
-        past_limit=True,
-        reason="no cell of this arm, scoring and length is paired with the baseline",
-    )
-    assert nothing.state == UNPAIRED == "no paired cells"
-    assert set(outcomes(nothing).values()) == {"fail"}
+    for point in (NAN, 0.0, 0.5):  # whatever the numbers say, nothing was paired
+        nothing = compare_verdict(change(point, point, point, groups=0), 0.02, paired_cells=0)
+        assert nothing.state == UNPAIRED == "no paired cells"
+        assert set(outcomes(nothing).values()) == {"fail"}
+    nothing = compare_verdict(change(NAN, NAN, NAN, groups=0), 0.02, paired_cells=0, run_cells=12)
     message = verdict_message("--niah-compare-fail", nothing)
-    assert message.startswith("--niah-compare-fail: AUC not compared: no paired cells (no cell")
+    assert message.startswith(
+        "--niah-compare-fail: AUC not compared (paired 0 of 12 cells): no paired cells (no cell"
+    )
     assert "different --niah-lengths or --niah-groups" in message
     assert "an error whatever --niah-inconclusive says" in message
+    assert message.endswith("; compare with a baseline that measured it)")
     # One paired group is a comparison (inconclusive: no interval), and a minimum gate
     # without an interval stays inconclusive.
     assert compare_verdict(change(-0.01, NAN, NAN, se=NAN, groups=1), 0.02).state == "inconclusive"
@@ -169,7 +165,7 @@ def test_a_comparison_of_zero_paired_groups_is_an_error_whatever_the_policy():
 
 def test_states_partition_into_failing_passing_and_inconclusive():
     assert {"regressed", "below threshold", "no paired cells"} == FAILING
-    assert {"within allowance", "meets threshold"} == PASSING
+    assert {"improved", "within allowance", "meets threshold"} == PASSING
 
 
 # -- never weaker than a point gate ------------------------------------------------------------
@@ -276,3 +272,172 @@ def test_an_unknown_inconclusive_policy_is_an_error_not_a_pass():
     assert verdict.state == "inconclusive"
     with pytest.raises(ValueError, match="'lenient'"):
         verdict.outcome("lenient")
+
+
+# -- improved (found: a +0.385 AUC gain read "within allowance") -------------------------------
+
+
+def test_a_gain_whose_whole_interval_is_above_the_allowance_is_improved():
+    v = compare_verdict(change(0.385, 0.26, 0.53), 0.02)
+    assert v.state == "improved" and not v.past_limit and v.reason == v.resolve == ""
+    assert set(outcomes(v).values()) == {"pass"}
+    assert verdict_message("gate", v) == (
+        "gate: AUC changed +0.385 [0.260, 0.530], allowed drop 0.020; MDE 0.028 at 16 groups: "
+        "improved"
+    )
+    # A gain the interval is not sure of stays within allowance.
+    assert compare_verdict(change(0.385, 0.01, 0.7), 0.02).state == "within allowance"
+
+
+@pytest.mark.parametrize(
+    ("point", "low", "high", "state"),
+    [
+        (0.05, 0.02, 0.09, "within allowance"),  # the low end exactly at +allowance
+        (0.02, 0.03, 0.05, "within allowance"),  # the point exactly at +allowance
+        (0.05, 0.021, 0.09, "improved"),
+        (0.0201, 0.03, 0.05, "improved"),
+    ],
+)
+def test_improved_needs_the_point_and_the_low_end_strictly_above_the_allowance(
+    point, low, high, state
+):
+    assert compare_verdict(change(point, low, high), 0.02).state == state
+
+
+# -- each boundary of the rules (a one-character change of a comparison fails one of these) ----
+
+
+@pytest.mark.parametrize(
+    ("point", "low", "high", "state", "past"),
+    [
+        (-0.05, -0.08, 0.0, "inconclusive", True),  # the high end at zero: not a sure drop
+        (-0.05, -0.08, -1e-9, "regressed", True),
+        (-0.02, -0.03, -0.01, "inconclusive", False),  # a drop of exactly the allowance
+        (-0.0201, -0.03, -0.01, "regressed", True),
+        (-0.02, -0.02, 0.0, "within allowance", False),  # low end exactly at -allowance
+        (-0.02, -0.0201, 0.0, "inconclusive", False),
+    ],
+)
+def test_comparison_boundaries(point, low, high, state, past):
+    v = compare_verdict(change(point, low, high), 0.02)
+    assert (v.state, v.past_limit) == (state, past)
+
+
+def test_which_reason_an_inconclusive_comparison_gives_at_the_boundary():
+    at = compare_verdict(change(-0.03, -0.02, 0.01), 0.02)  # low end exactly at -allowance
+    assert at.reason == "the point estimate lies past the allowance, outside its own interval"
+    past = compare_verdict(change(-0.03, -0.0201, 0.01), 0.02)
+    assert past.reason == "the change's interval reaches past the allowance"
+
+
+@pytest.mark.parametrize(
+    ("point", "low", "high", "state", "past"),
+    [
+        (0.6, 0.6, 0.7, "meets threshold", False),  # point and low end exactly at it
+        (0.5999, 0.6, 0.7, "inconclusive", True),
+        (0.6, 0.5999, 0.7, "inconclusive", False),
+        (0.55, 0.5, 0.6, "inconclusive", True),  # the high end exactly at it: not surely below
+        (0.55, 0.5, 0.5999, "below threshold", True),
+        (0.6, 0.5, 0.59, "inconclusive", False),  # the point exactly at it, above its interval
+    ],
+)
+def test_minimum_boundaries(point, low, high, state, past):
+    v = minimum_verdict(change(point, low, high), 0.6)
+    assert (v.state, v.past_limit) == (state, past)
+
+
+def test_which_reason_an_inconclusive_minimum_gives_at_the_boundary():
+    at = minimum_verdict(change(0.58, 0.6, 0.7), 0.6)
+    assert at.reason == "the point estimate lies below the threshold, outside its own interval"
+    assert minimum_verdict(change(0.58, 0.5999, 0.7), 0.6).reason == (
+        "the interval straddles the threshold"
+    )
+
+
+def test_one_missing_bound_is_no_interval():
+    for low, high in ((-0.05, NAN), (NAN, 0.01)):
+        assert compare_verdict(change(-0.01, low, high), 0.02).reason.startswith("no interval")
+
+
+@pytest.mark.parametrize(
+    ("groups", "why"),
+    [(0, "0 needle groups"), (1, "1 needle group"), (2, "bootstrap off"), (16, "bootstrap off")],
+)
+def test_no_interval_says_why(groups, why):
+    assert no_interval(groups) == why
+
+
+def test_what_resolves_an_inconclusive_verdict_of_two_groups():
+    v = compare_verdict(change(-0.01, -0.05, 0.03, se=0.01, groups=2), 0.02)
+    assert v.resolve.startswith("about 4 needle groups (now 2) would resolve 0.02")
+    without = compare_verdict(change(-0.01, -0.05, 0.03, se=NAN, groups=2), 0.02)
+    assert without.resolve == "turn the bootstrap on (--niah-bootstrap)"
+
+
+def test_groups_to_resolve_from_one_group():
+    assert groups_to_resolve(1, 0.01, 0.028) == 2
+
+
+# -- cells: how many of this run's cells a comparison paired (found: 56 of 840 read as better) -
+
+
+def test_a_comparison_says_how_many_cells_it_paired():
+    v = compare_verdict(change(-0.01, -0.015, 0.005), 0.02, paired_cells=560, run_cells=560)
+    assert (v.state, v.paired_cells, v.run_cells) == ("within allowance", 560, 560)
+    assert verdict_message("gate", v).startswith(
+        "gate: AUC changed -0.010 [-0.015, 0.005] (paired 560 of 560 cells), allowed drop"
+    )
+    # A minimum gate has no pairing, and says none.
+    m = minimum_verdict(change(0.7, 0.65, 0.75), 0.6)
+    assert (m.paired_cells, m.run_cells) == (None, None) and "paired" not in verdict_message("", m)
+
+
+@pytest.mark.parametrize(
+    ("point", "low", "high"),
+    [(-0.01, -0.015, 0.005), (0.3, 0.2, 0.4), (-0.01, -0.05, 0.03)],
+    ids=["within-allowance", "improved", "inconclusive-that-warns"],
+)
+def test_a_minority_of_paired_cells_cannot_pass_and_auto_fails_it(point, low, high):
+    v = compare_verdict(change(point, low, high), 0.02, paired_cells=56, run_cells=840)
+    assert v.state == "inconclusive" and v.pairs_a_minority
+    assert v.reason == (
+        "only 56 of this run's 840 cells at this length are paired with the baseline: the "
+        "others may hold a regression"
+    )
+    assert "--niah-save" in v.resolve
+    assert outcomes(v) == {"auto": "fail", "fail": "fail", "warn": "warn", "pass": "pass"}
+    assert "(paired 56 of 840 cells)" in verdict_message("gate", v)
+
+
+def test_half_the_cells_is_not_a_minority():
+    half = compare_verdict(change(-0.01, -0.015, 0.005), 0.02, paired_cells=420, run_cells=840)
+    assert half.state == "within allowance" and not half.pairs_a_minority
+    less = compare_verdict(change(-0.01, -0.015, 0.005), 0.02, paired_cells=419, run_cells=840)
+    assert less.state == "inconclusive" and less.pairs_a_minority
+    assert compare_verdict(
+        change(-0.01, -0.015, 0.005), 0.02, paired_cells=1, run_cells=3
+    ).state == ("inconclusive")
+    assert compare_verdict(
+        change(-0.01, -0.015, 0.005), 0.02, paired_cells=2, run_cells=3
+    ).state == ("within allowance")
+
+
+def test_a_clear_regression_on_a_minority_stays_a_regression():
+    v = compare_verdict(change(-0.2, -0.3, -0.1), 0.02, paired_cells=56, run_cells=840)
+    assert v.state == "regressed" and v.reason == ""
+
+
+def test_a_baseline_without_the_metric_has_nothing_to_fall_from():
+    v = compare_verdict(change(NAN, NAN, NAN), 0.02, baseline_undefined=True)
+    assert (v.state, v.past_limit) == ("within allowance", False)
+    assert v.reason == "undefined in the baseline: nothing to fall from"
+    assert set(outcomes(v).values()) == {"pass"}
+
+
+def test_an_unresolved_length_cannot_pass_even_when_improved():
+    why = "no needle sits between the two windows"
+    for point, low, high in ((-0.01, -0.015, 0.005), (0.3, 0.2, 0.4)):
+        v = compare_verdict(change(point, low, high), 0.02, unresolved=why)
+        assert (v.state, v.reason) == ("inconclusive", why)
+        assert "--niah-positions" in v.resolve and v.outcome("auto") == "warn"
+    assert compare_verdict(change(-0.2, -0.3, -0.1), 0.02, unresolved=why).state == "regressed"

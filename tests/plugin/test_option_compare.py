@@ -35,7 +35,8 @@ METRICS = {
 
 def saved_file(niah, name: str, label: str | None = None):
     label = label or niah.label
-    return niah.pytester.path / ".niah" / "runs" / run_key(label, machine_info()) / f"{name}.json"
+    folder = niah.pytester.path / ".niah" / "runs" / run_key(label, machine_info())
+    return folder / f"{name}.json.gz"
 
 
 def gates(niah, result: pytest.RunResult, arm: str, label: str | None = None) -> dict[int, str]:
@@ -130,7 +131,7 @@ def gates_table_auc(niah, result: pytest.RunResult, arm: str, length: int) -> st
 
 def test_compare_by_path_of_a_saved_run(niah):
     niah.run(*LITERAL, "--niah-save=base", "--niah-storage=store")
-    path = niah.pytester.path / "store" / run_key(niah.label, machine_info()) / "base.json"
+    path = niah.pytester.path / "store" / run_key(niah.label, machine_info()) / "base.json.gz"
     result = niah.run(*LITERAL, f"--niah-compare={path}", "--niah-compare-fail=auc:0")
     result.assert_outcomes(passed=niah.n_cases // 2 + 2)
     source, rows = comparison(result, niah.label)
@@ -168,7 +169,9 @@ def test_a_baseline_of_another_grid_is_refused_naming_both_values(niah):
     assert cause == (
         f"--niah-compare: the baseline ({saved_file(niah, 'short')}) measured something else: "
         "lengths: [128, 256] here, [128] in the baseline. Fix: compare with a run of the same "
-        "grid, or accept the difference with --niah-compare-allow=lengths"
+        "lengths, or accept the difference (only the cells both runs measured are compared, "
+        "and a length where fewer than half of this run's cells pair cannot pass its gate) "
+        "with --niah-compare-allow=lengths"
     )
     assert not list(niah.pytester.path.rglob("report.html"))
 
@@ -214,7 +217,8 @@ def test_an_allowed_difference_compares_the_cells_both_runs_measured(niah):
     [(outcome, message)] = niah.details(niah.without_comparisons(result), "literal")[256]
     assert outcome == "FAIL"
     assert message == (
-        "--niah-compare-fail: AUC not compared: no paired cells (no cell of this arm, scoring "
+        "--niah-compare-fail: AUC not compared (paired 0 of 12 cells): no paired cells (no "
+        "cell of this arm, scoring "
         "and length is paired with the baseline: the two runs share no cell, e.g. they ran "
         "different --niah-lengths or --niah-groups; an error whatever --niah-inconclusive says; "
         "compare with a baseline that measured it)"
@@ -293,3 +297,59 @@ def test_a_file_that_is_not_a_run_is_a_usage_error(niah, content):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*pytest-niah: *bad.json*"])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_grid_allowed_to_differ_that_pairs_a_minority_of_cells_cannot_pass(niah):
+    """Found: following the refusal's fix (--niah-compare-allow=positions), a run pairing a
+    minority of its cells (here the needles at the start) passed on them. It says how many
+    cells it paired, and cannot pass: inconclusive, which auto fails."""
+    niah.run(*LITERAL, "--niah-positions=5", "--niah-save=five")
+    args = (*LITERAL, "--niah-compare=five", "--niah-compare-fail=auc:0.02")
+    refused = niah.run(*args)
+    assert "(only the cells both runs measured are compared, and a length where fewer than " in (
+        niah.stopped(refused, niah.label)
+    )
+    result = niah.run(*args, "--niah-compare-allow=positions")
+    # Of 3 positions only p00 sits at the same depth in a 5-position grid: 4 of 12 cells.
+    rows = comparison(result, niah.label)[1]
+    assert {(r["length"], r["cells"]) for r in rows} == {("128", "4"), ("256", "4")}
+    assert {r["verdict"] for r in rows if r["metric"] == "AUC"} == {"inconclusive"}
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert gates(niah, result, "literal") == {128: "FAIL", 256: "FAIL"}
+    [(outcome, message)] = niah.details(niah.without_comparisons(result), "literal")[128]
+    assert outcome == "FAIL"
+    # TF-IDF weighs words over all of a run's haystacks: the shared cells move a little.
+    assert re.match(
+        r"--niah-compare-fail: AUC changed [+-]\d\.\d{3} \[\S+, \S+\] \(paired 4 of 12 cells\), "
+        r"allowed drop 0\.020; ",
+        message,
+    ), message
+    assert message.endswith(
+        ": inconclusive (only 4 of this run's 12 cells at this length are paired with the "
+        "baseline: the others may hold a regression; compare with a baseline of this run's grid "
+        "(save one with --niah-save))"
+    )
+    # A policy that passes every inconclusive gate is the user's explicit choice.
+    lenient = niah.run(*args, "--niah-compare-allow=positions", "--niah-inconclusive=pass")
+    assert lenient.ret == pytest.ExitCode.OK
+
+
+def test_without_a_bootstrap_every_comparison_gate_is_inconclusive(niah):
+    """Found: --niah-bootstrap=0 still bootstrapped comparisons (1000 times) and gave settled
+    verdicts; the README says every gate is then inconclusive."""
+    niah.run(*LITERAL, "--niah-save=base")
+    result = niah.run(
+        *LITERAL, "--niah-compare=base", "--niah-compare-fail=auc:0.02", "--niah-bootstrap=0"
+    )
+    rows = comparison(result, niah.label)[1]
+    assert {r["95% CI"] for r in rows} == {"(no CI: bootstrap off)"}
+    assert {r["verdict"] for r in rows if r["metric"] == "AUC"} == {"inconclusive"}
+    # No change, so auto warns (a point gate would pass it); nothing is settled.
+    assert result.ret == pytest.ExitCode.OK
+    assert gates(niah, result, "literal") == {128: "warn", 256: "warn"}
+    [(outcome, message)] = niah.details(niah.without_comparisons(result), "literal")[128]
+    assert outcome == "WARN"
+    assert message == (
+        "--niah-compare-fail: AUC changed +0.000 (paired 12 of 12 cells), allowed drop 0.020: "
+        "inconclusive (no interval: bootstrap off; turn the bootstrap on (--niah-bootstrap))"
+    )

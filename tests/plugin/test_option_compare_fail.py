@@ -108,8 +108,8 @@ def test_a_drop_in_every_group_is_a_regression_whatever_the_policy(niah, pets):
         result.assert_outcomes(failed=2, xfailed=2 * CASES)
         for length in (128, 256):
             assert message(niah, result, length) == [
-                "--niah-compare-fail: comparative ratio changed -0.500 [-0.500, -0.500], allowed "
-                "drop 0.050; MDE 0.000 at 2 groups: regressed"
+                "--niah-compare-fail: comparative ratio changed -0.500 [-0.500, -0.500] (paired "
+                "12 of 12 cells), allowed drop 0.050; MDE 0.000 at 2 groups: regressed"
             ]
         assert niah.gates(niah.without_comparisons(result), "literal") == {
             128: "FAIL",
@@ -129,7 +129,8 @@ def test_a_drop_in_one_group_of_two_is_inconclusive(niah, pets):
     for length in (128, 256):
         [line] = message(niah, result, length)
         assert line.startswith(
-            "--niah-compare-fail: comparative ratio changed -0.250 [-0.500, 0.000], allowed "
+            "--niah-compare-fail: comparative ratio changed -0.250 [-0.500, 0.000] (paired 12 of "
+            "12 cells), allowed "
             "drop 0.050; MDE "
         ), line
         assert re.search(
@@ -175,7 +176,10 @@ def test_an_absolute_allowance_below_the_drop_fails(niah, pets):
     for length in (128, 256):
         # AUC may fall by 1: within allowance, not shown; the ratio's line is.
         [line] = message(niah, result, length)
-        assert "comparative ratio changed -0.250 [-0.500, 0.000], allowed drop 0.200;" in line
+        assert (
+            "comparative ratio changed -0.250 [-0.500, 0.000] (paired 12 of 12 cells), allowed "
+            "drop 0.200;" in line
+        )
     table = verdicts(result)
     assert table["128", "AUC"] == "within allowance"
     assert table["128", "comparative ratio"] == "inconclusive"
@@ -202,6 +206,26 @@ def test_compare_fail_adds_to_the_threshold_gates(niah, pets):
         assert compared.startswith("--niah-compare-fail: comparative ratio changed -0.250 ")
         details = niah.details(niah.without_comparisons(result), "literal")[length]
         assert details == [("FAIL", threshold), ("FAIL", compared)]
+
+
+def test_a_failing_and_a_warning_gate_at_one_length_show_the_worst_outcome(niah, pets):
+    """Found: no test had a failing and a warning gate at one length: the gate column shows
+    the worst (FAIL), the test fails on the failing one, and the warning still says its own."""
+    result = run_worse(
+        niah, pets("pet-01"), "--niah-compare-fail=ratio:30%", "--niah-min-ratio=0.9"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=2, passed=2 * 6, xfailed=2 * 6)
+    assert niah.gates(niah.without_comparisons(result), "literal") == {128: "FAIL", 256: "FAIL"}
+    for length in (128, 256):
+        details = niah.details(niah.without_comparisons(result), "literal")[length]
+        assert [outcome for outcome, _ in details] == ["FAIL", "WARN"]
+        assert details[0][1].startswith("--niah-min-ratio: comparative ratio 0.750 ")
+        assert details[1][1].startswith("--niah-compare-fail: comparative ratio changed -0.250 ")
+        # The failure lists the failing gate only; the warning is a NiahGateWarning.
+        [failed] = message(niah, result, length)
+        assert failed == details[0][1]
+    assert "NiahGateWarning: model lexical-tfidf, arm literal" in result.stdout.str()
 
 
 @pytest.mark.slow
@@ -240,8 +264,8 @@ def test_a_shorter_window_fails_the_minilm_gates(niah, tmp_path, monkeypatch):
         assert len(lines) == 2
         # The whole paired interval of the change lies below zero: a regression, not noise.
         match = re.fullmatch(
-            r"  --niah-compare-fail: AUC changed (-[\d.]+) \[(-[\d.]+), (-[\d.]+)\], allowed drop "
-            r"0\.050; MDE [\d.]+ at 12 groups: regressed",
+            r"  --niah-compare-fail: AUC changed (-[\d.]+) \[(-[\d.]+), (-[\d.]+)\] \(paired 72 "
+            r"of 72 cells\), allowed drop 0\.050; MDE [\d.]+ at 12 groups: regressed",
             lines[1],
         )
         assert match, lines[1]
@@ -259,7 +283,7 @@ def test_a_shorter_window_fails_the_minilm_gates(niah, tmp_path, monkeypatch):
             "counts one half in ratio and AUC"
         ]
     )
-    current.stdout.fnmatch_lines(["m versus *base.json:"])
+    current.stdout.fnmatch_lines(["m versus *base.json.gz:"])
     rows = [line.split() for line in current.outlines if line.startswith("  onehop  whole  ")]
     auc = {int(r[2]): (r[3], r[-1]) for r in rows if r[4] == "AUC" and r[5][0].isdigit()}
     assert auc == {128: ("72", "regressed"), 256: ("72", "regressed")}

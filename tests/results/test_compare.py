@@ -18,8 +18,8 @@ from niah_synthetic import (
     with_cases,
 )
 
+from pytest_niah.config.gate_expressions import Allowance, parse_allowances
 from pytest_niah.config.niah import NiahConfig
-from pytest_niah.config.parsers import Allowance, parse_allowances
 from pytest_niah.config.vocabulary import COMPARED
 from pytest_niah.errors import CompareError
 from pytest_niah.experiment import run_experiment
@@ -27,14 +27,8 @@ from pytest_niah.measure.metrics import METRICS, point_metrics
 from pytest_niah.measure.records import NegativeScores
 from pytest_niah.measure.tables import negatives_by_key, question_scores
 from pytest_niah.report.terminal import comparison_table
-from pytest_niah.results.compare import (
-    FIELDS,
-    Comparison,
-    Delta,
-    check_comparable,
-    compare_results,
-    differences,
-)
+from pytest_niah.results.compare import Comparison, Delta, compare_results
+from pytest_niah.results.compatibility import FIELDS, check_comparable, differences
 from pytest_niah.results.niah_results import NiahResults
 
 AUC_002 = Allowance("auc", 0.02, relative=False)
@@ -352,6 +346,70 @@ def test_an_interval_past_the_allowance_is_inconclusive_not_a_pass():
     assert verdict.mde == pytest.approx(0.056)
 
 
+def test_without_resamples_no_change_has_an_interval_and_no_verdict_is_settled(base):
+    """Found: --niah-bootstrap=0 still bootstrapped comparisons 1000 times (the session and
+    the command line replaced 0 with the default): 0 gives no interval, and no settled verdict."""
+    comparison = compare_results(shifted(base, 4096, -0.4), base, n_resamples=0, seed=0)
+    for d in comparison.deltas:
+        assert math.isnan(d.low) and math.isnan(d.high) and math.isnan(d.se), d
+        assert d.groups == len(GROUPS) and d.cells == 30
+    verdicts = {d.length: v for d, v in comparison.verdicts([AUC_002])}
+    assert {v.state for v in verdicts.values()} == {"inconclusive"}
+    assert verdicts[1024].reason == "no interval: bootstrap off"
+    assert (verdicts[1024].outcome(), verdicts[4096].outcome()) == ("warn", "fail")  # the point
+    table = comparison_table(comparison, [AUC_002])
+    assert all("(no CI: bootstrap off)" in line for line in table[1:])
+
+
+def test_every_gated_slice_of_this_run_gets_a_verdict_paired_or_not(base):
+    only_1024 = with_cases(base, [c for c in base.cases if c.length == 1024])
+    comparison = compare(base, only_1024, allow=("lengths",))
+    assert comparison.run_cells == {("literal", "whole", 1024): 30, ("literal", "whole", 4096): 30}
+    assert comparison.paired == {("literal", "whole", 1024): 30}
+    [(_, unpaired)] = [(w, v) for w, v in comparison.slice_verdicts([AUC_002]) if w[2] == 4096]
+    assert unpaired.state == "no paired cells"
+    assert (unpaired.paired_cells, unpaired.run_cells) == (0, 30)
+    [paired] = comparison.gate_verdicts([AUC_002], ("literal", "whole", 1024))
+    assert (paired.state, paired.paired_cells, paired.run_cells) == ("within allowance", 30, 30)
+
+
+def test_a_length_pairing_a_minority_of_this_runs_cells_cannot_pass(base):
+    """Found: allowing a grid difference (as the refusal's fix suggested), a run that paired a
+    few of its cells passed on them. Fewer than half: inconclusive, and auto fails it."""
+    cases, negatives = scored(positions=9)
+    nine = results(cases, negatives, positions=9)
+    # p0, p2, p4, p6, p8 of 9 sit at the depths of p0..p4 of 5, but only p0 keeps its index.
+    comparison = compare(nine, base, allow=("positions",))
+    assert comparison.paired == {("literal", "whole", 1024): 6, ("literal", "whole", 4096): 6}
+    for d, verdict in comparison.verdicts([AUC_002]):
+        assert (d.cells, d.run_cells) == (6, 54)
+        assert verdict.state == "inconclusive" and verdict.outcome("auto") == "fail"
+        assert "only 6 of this run's 54 cells" in verdict.reason
+    # The same paired cells as half of a smaller run, or all of it, can pass.
+    for kept, run_cells in (((0, 5), 12), ((0,), 6)):
+        part = with_cases(nine, [c for c in nine.cases if c.position in kept])
+        for d, verdict in compare(part, base, allow=("positions",)).verdicts([AUC_002]):
+            assert (d.cells, d.run_cells) == (6, run_cells)
+            assert verdict.state == "within allowance", verdict
+
+
+def test_the_refusal_of_a_grid_difference_says_what_allowing_it_does(base):
+    with pytest.raises(CompareError) as info:
+        compare(changed(base, "positions"), base)
+    message = str(info.value)
+    assert "compare with a run of the same positions, or accept the difference (only the cells" in (
+        message
+    )
+    assert "a length where fewer than half of this run's cells pair cannot pass its gate" in message
+    # A field outside the grid pairs every cell: no such caveat.
+    with pytest.raises(CompareError) as info:
+        compare(changed(base, "tokenizer"), base)
+    assert str(info.value).endswith(
+        "Fix: compare with a run of the same tokenizer, or accept the difference with "
+        "--niah-compare-allow=tokenizer"
+    )
+
+
 # -- coverage: windows that differ where no needle sits ---------------------------------------
 
 
@@ -424,7 +482,7 @@ def test_to_dict_is_strict_json(base):
     assert len(data["deltas"]) == len(comparison.deltas)
     assert set(data["deltas"][0]) == {
         "arm", "scoring", "length", "metric", "baseline", "current", "delta", "low", "high",
-        "se", "groups", "cells", "unresolved",
+        "se", "groups", "cells", "unresolved", "run_cells",
     }  # fmt: skip
 
 

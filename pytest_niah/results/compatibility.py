@@ -1,0 +1,189 @@
+"""Which runs may be compared: the fields two runs must share, and a refusal naming both values.
+
+Two runs are compared only when they measured the same thing: the same seed, corpus, needle
+and expansion sets, grid (lengths, positions, controls, orders, arms, scorings, chunk size)
+and haystack tokenizer (:data:`FIELDS`). Any difference is refused, listing each differing
+field with both values, unless the user allows it by name (``--niah-compare-allow``).
+Allowing a field of the grid compares only the cells both runs measured; the refusal's fix
+says so, and a length where those are a minority of this run's cells cannot pass its gate
+(:mod:`pytest_niah.measure.verdicts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from pytest_niah.config.niah import NiahConfig
+from pytest_niah.config.vocabulary import COMPARED
+from pytest_niah.errors import CompareError
+from pytest_niah.results.niah_results import NiahResults
+
+if TYPE_CHECKING:
+    from pytest_niah.experiment.planning import Inputs
+
+
+class NotKnown(Enum):
+    """A value a run's plan cannot know before its model loads (the field is not checked)."""
+
+    YET = "not known before the model loads"
+
+
+NOT_KNOWN = NotKnown.YET
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a run measures, as far as comparing it goes: its config, data and tokenizer.
+
+    Read off finished results (:meth:`of`), or off a run's plan before anything is built or
+    embedded (:meth:`planned`), so that the same rules refuse a baseline before the run.
+
+    Attributes:
+        tokenizer: The haystack tokenizer's identity, or :data:`NOT_KNOWN`.
+        window: The tokens the model reads of a document (``None``: all), or
+            :data:`NOT_KNOWN`.
+    """
+
+    config: NiahConfig
+    corpus: Any
+    needles: Any
+    expansions: Any
+    tokenizer: Any = NOT_KNOWN
+    window: Any = NOT_KNOWN
+
+    @classmethod
+    def of(cls, results: NiahResults) -> Measured:
+        """What finished results measured."""
+        return cls(
+            results.config,
+            results.corpus.get("fingerprint"),
+            results.needle_set.get("fingerprint"),
+            results.needle_set.get("expansions"),
+            results.model.tokenizer,
+            results.model.max_tokens,
+        )
+
+    @classmethod
+    def planned(
+        cls,
+        config: NiahConfig,
+        inputs: Inputs,
+        *,
+        tokenizer: Any = NOT_KNOWN,
+        window: Any = NOT_KNOWN,
+    ) -> Measured:
+        """What a run of ``config`` on ``inputs`` will measure (as its results record it)."""
+        return cls(
+            config,
+            inputs.corpus.fingerprint(),
+            inputs.needle_set.fingerprint(),
+            inputs.expansions.fingerprint() if inputs.expansions else None,
+            tokenizer,
+            window,
+        )
+
+
+def _effective_chunk(m: Measured) -> Any:
+    if all(s == "whole" for s in m.config.scoring):
+        return None
+    return m.config.chunk_tokens or m.window
+
+
+# How to read each field of COMPARED (what --niah-compare-allow takes) off a run.
+_VALUE_OF: dict[str, Callable[[Measured], Any]] = {
+    "seed": lambda m: m.config.seed,
+    "corpus": lambda m: m.corpus,
+    "needles": lambda m: m.needles,
+    "expansions": lambda m: m.expansions,
+    "lengths": lambda m: list(m.config.lengths),
+    "positions": lambda m: m.config.positions,
+    "controls": lambda m: m.config.controls,
+    "orders": lambda m: list(m.config.orders),
+    "arms": lambda m: list(m.config.arms),
+    "scoring": lambda m: list(m.config.scoring),
+    "chunk-tokens": _effective_chunk,
+    "tokenizer": lambda m: m.tokenizer,
+}
+
+
+# What two compared runs must share, by the name --niah-compare-allow takes, in COMPARED's
+# order: a name without its reader is a KeyError on import, a reader without its name this.
+FIELDS: dict[str, Callable[[Measured], Any]] = {name: _VALUE_OF[name] for name in COMPARED}
+if FIELDS.keys() != _VALUE_OF.keys():
+    raise RuntimeError(f"compared but not in COMPARED: {sorted(_VALUE_OF.keys() - FIELDS.keys())}")
+# Fields of the grid: allowing one compares only the cells both runs measured, and says so.
+GRID_FIELDS = frozenset({"lengths", "positions", "controls", "orders", "arms", "scoring"})
+GRID_CAVEAT = (
+    " (only the cells both runs measured are compared, and a length where fewer than half of "
+    "this run's cells pair cannot pass its gate)"
+)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One field two runs disagree on."""
+
+    field: str
+    current: Any
+    baseline: Any
+
+    def describe(self) -> str:
+        """``seed: 42 here, 7 in the baseline``."""
+        return f"{self.field}: {_short(self.current)} here, {_short(self.baseline)} in the baseline"
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text[:12] if isinstance(value, str) and len(text) == 64 else text
+
+
+def differences(
+    current: NiahResults | Measured, baseline: NiahResults | Measured
+) -> list[Difference]:
+    """Every field of :data:`FIELDS` the two runs disagree on (one not known yet is skipped)."""
+    a, b = _measured(current), _measured(baseline)
+    found = []
+    for name, get in FIELDS.items():
+        mine, theirs = get(a), get(b)
+        if NOT_KNOWN not in (mine, theirs) and mine != theirs:
+            found.append(Difference(name, mine, theirs))
+    return found
+
+
+def _measured(run: NiahResults | Measured) -> Measured:
+    return run if isinstance(run, Measured) else Measured.of(run)
+
+
+def check_comparable(
+    current: NiahResults | Measured,
+    baseline: NiahResults | Measured,
+    *,
+    allow: Iterable[str] = (),
+    source: str = "",
+) -> list[Difference]:
+    """Refuse to compare runs that measured different things; return the allowed differences.
+
+    ``current`` may be a run's plan (:meth:`Measured.planned`): the plugin refuses a baseline
+    with it before anything is built or embedded, and again with the finished results.
+
+    Raises:
+        CompareError: a field differs that ``allow`` does not name; the message lists each
+            differing field with both values.
+    """
+    allowed = set(allow)
+    found = differences(current, baseline)
+    refused = [d for d in found if d.field not in allowed]
+    if refused:
+        where = f" ({source})" if source else ""
+        names = [d.field for d in refused]
+        caveat = GRID_CAVEAT if GRID_FIELDS.intersection(names) else ""
+        raise CompareError(
+            f"--niah-compare: the baseline{where} measured something else: "
+            + "; ".join(d.describe() for d in refused),
+            f"compare with a run of the same {', '.join(names)}, or accept the "
+            f"difference{caveat} with --niah-compare-allow={','.join(names)}",
+        )
+    return [d for d in found if d.field in allowed]

@@ -1,0 +1,36 @@
+"""The gate column of the summary table: the worst outcome of a length's gates."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from pytest_niah.measure.gates import Gate
+from pytest_niah.measure.stats import Interval
+from pytest_niah.measure.verdicts import minimum_verdict
+from pytest_niah.plugin.terminal import gate_cell
+
+VERDICT = minimum_verdict(Interval("auc", 0.8, 0.7, 0.9, 0.01, 8), 0.6)
+
+
+def gate(outcome: str) -> Gate:
+    return Gate("--niah-min-auc", VERDICT, outcome)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "cell"),
+    [
+        ((), "-"),
+        (("pass",), "pass"),
+        (("warn",), "warn"),
+        (("fail",), "FAIL"),
+        (("pass", "warn"), "warn"),
+        (("fail", "warn"), "FAIL"),  # found: no test had a failing and a warning gate
+        (("pass", "fail"), "FAIL"),
+        (("pass", "warn", "fail"), "FAIL"),
+    ],
+)
+def test_the_worst_outcome_whatever_the_order(outcomes, cell):
+    for order in itertools.permutations(outcomes):
+        assert gate_cell([gate(o) for o in order]) == cell
