@@ -44,7 +44,7 @@ def resolve_placement(device: str, dtype: str) -> Placement:
     """Resolve ``--niah-device`` and ``--niah-dtype`` (``auto`` included) without torch.
 
     Raises:
-        EmbedderError: a CUDA device is asked for where there is none.
+        EmbedderError: a CUDA or MPS device is asked for where there is none.
     """
     devices = tuple(_resolve_device(d) for d in parse_devices(device))
     return Placement(devices, _resolve_dtype(dtype, devices[0]))
@@ -67,6 +67,17 @@ def _resolve_device(requested: str) -> str:
                 "use --niah-device=auto (or cpu), or check CUDA_VISIBLE_DEVICES and the torch "
                 "build",
             )
+    if requested == "mps" and not _has_mps():
+        raise EmbedderError(
+            "device 'mps' (an Apple GPU) was asked for, but "
+            + (
+                "the torch installed here cannot use it"
+                if platform.system() == "Darwin"
+                else f"this machine ({platform.system()} {platform.machine()}) has none"
+            ),
+            "use --niah-device=auto (or cpu); mps needs a Mac with Apple silicon and a torch "
+            "build with MPS (torch.backends.mps.is_available())",
+        )
     return requested
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.lexical import LEXICAL_PREFIX, LexicalEmbedder
-from pytest_niah.embed.models import is_remote
 from pytest_niah.embed.protocol import Embedder
+from pytest_niah.embed.remote_address import is_remote
 from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
 
 

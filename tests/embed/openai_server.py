@@ -57,6 +57,9 @@ class Faults:
         models_route: ``GET /v1/models`` answers (else 404).
         max_model_len: Report this window in ``GET /v1/models`` (as vLLM does).
         redirect: Send ``GET /v1/models`` there (307, the same path on that origin).
+        redirect_posts: Send every embeddings request there (307, the same path).
+        refuse_body: With ``refuse``, answer with this body instead (e.g. the key echoed in
+            another form).
     """
 
     rate_limit: int = 0
@@ -75,6 +78,8 @@ class Faults:
     models_route: bool = True
     max_model_len: int | None = None
     redirect: str | None = None
+    redirect_posts: str | None = None
+    refuse_body: bytes | None = None
 
 
 @dataclass
@@ -236,6 +241,10 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
 
             if self.path.rstrip("/") != "/v1/embeddings":
                 return error(404, f"no route {self.path}")
+            if faults.redirect_posts is not None:
+                return 307, b"", {"Location": faults.redirect_posts + self.path}
+            if faults.refuse is not None and faults.refuse_body is not None:
+                return faults.refuse, faults.refuse_body, {}
             if faults.refuse is not None:
                 return error(faults.refuse, f"bad credentials {self.headers.get('Authorization')}")
             if server.take("rate_limit"):

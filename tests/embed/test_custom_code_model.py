@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from embed_fakes import link_into_blobs
 
 from pytest_niah.embed.models import (
     MODEL_PRESETS,
@@ -199,7 +200,7 @@ def test_a_task_the_model_does_not_know_stops_the_run_once(pytester):
 def hub_cache(root: Path, name: str) -> Path:
     """A Hugging Face hub cache in which ``name`` is a copy of the fixture folder."""
     repo = root / ("models--" + name.replace("/", "--"))
-    shutil.copytree(FOLDER, repo / "snapshots" / REVISION)
+    link_into_blobs(Path(shutil.copytree(FOLDER, repo / "snapshots" / REVISION)))
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(REVISION, encoding="utf-8")
     return root

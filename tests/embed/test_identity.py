@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from embed_fakes import link_into_blobs
 
 from pytest_niah.embed import identity as identity_module
 from pytest_niah.embed.identity import (
@@ -51,6 +52,13 @@ def settle(folder: Path, when: int = AN_HOUR_AGO) -> None:
     for path in folder.rglob("*"):
         if path.is_file():
             os.utime(path, ns=(when, when))
+
+
+@pytest.fixture
+def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memoise files changed just now: os.utime sets the mtime back, but the inode change
+    time it moves cannot be, and a file is memoised only once both have settled."""
+    monkeypatch.setattr(identity_module, "_SETTLED_NS", -(10**18))
 
 
 @pytest.fixture
@@ -176,7 +184,9 @@ def test_the_same_files_elsewhere_give_the_same_identity(tmp_path: Path):
 # -- (e) the memo ---------------------------------------------------------------------------
 
 
-def test_the_memo_saves_re_reading_until_a_file_changes(tmp_path: Path, hashes: list[str]):
+def test_the_memo_saves_re_reading_until_a_file_changes(
+    tmp_path: Path, hashes: list[str], settled_at_once: None
+):
     folder = model_folder(tmp_path / "model", weights=3 * MIB)
     settle(folder)
     memo = tmp_path / "cache"
@@ -226,6 +236,7 @@ def test_a_hub_cache_snapshot_is_known_by_its_revision(tmp_path: Path, hashes: l
     snapshot = model_folder(
         tmp_path / "hub" / "models--some-org--some-model" / "snapshots" / REVISION
     )
+    link_into_blobs(snapshot)
     source = embedder(str(snapshot)).identity.parts["source"]
     assert source == {"kind": "hub", "repo": "some-org/some-model", "revision": REVISION}
     assert hashes == []  # the commit names the content: nothing is read
@@ -236,8 +247,11 @@ def test_a_hub_cache_snapshot_is_known_by_its_revision(tmp_path: Path, hashes: l
 
 def test_models_in_subfolders_of_one_snapshot_are_told_apart(tmp_path: Path):
     snapshot = tmp_path / "models--org--several" / "snapshots" / REVISION
-    first = embedder(str(model_folder(snapshot / "first"))).identity
-    second = embedder(str(model_folder(snapshot / "second" / "model"))).identity
+    model_folder(snapshot / "first")
+    model_folder(snapshot / "second" / "model")
+    link_into_blobs(snapshot)
+    first = embedder(str(snapshot / "first")).identity
+    second = embedder(str(snapshot / "second" / "model")).identity
     assert first.parts["source"]["subfolder"] == "first"
     assert second.parts["source"]["subfolder"] == "second/model"
     assert first.digest != second.digest
@@ -248,7 +262,7 @@ def test_a_hub_name_in_the_hub_cache_needs_no_load(tmp_path: Path, monkeypatch):
     from huggingface_hub import constants
 
     repo = tmp_path / "models--some-org--some-model"
-    model_folder(repo / "snapshots" / REVISION)
+    link_into_blobs(model_folder(repo / "snapshots" / REVISION))
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(REVISION, encoding="utf-8")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
@@ -308,6 +322,7 @@ def test_a_hub_name_loads_the_revision_its_identity_names(tmp_path: Path, monkey
         config = snapshot / "sentence_bert_config.json"
         settings = json.loads(config.read_text(encoding="utf-8"))
         config.write_text(json.dumps(settings | {"max_seq_length": window}), encoding="utf-8")
+        link_into_blobs(snapshot)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(REVISION, encoding="utf-8")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
@@ -316,3 +331,67 @@ def test_a_hub_name_loads_the_revision_its_identity_names(tmp_path: Path, monkey
     assert hub.identity.parts["source"]["revision"] == REVISION
     (repo / "refs" / "main").write_text(newer.name, encoding="utf-8")  # the hub moved on
     assert hub.model.max_seq_length == 200
+
+
+# -- identity follows what the model loads, not what its path looks like (issue 23) ----------------
+
+
+def test_a_folder_at_a_snapshot_shaped_path_is_known_by_its_files(tmp_path: Path):
+    """Two different models at the same kind of path do not share an identity."""
+    shaped = Path("models--some-org--some-model") / "snapshots" / REVISION
+    one = embedder(str(model_folder(tmp_path / "a" / shaped))).identity
+    other = embedder(str(model_folder(tmp_path / "b" / shaped))).identity
+    assert one.parts["source"]["kind"] == "files"
+    assert one.digest != other.digest
+    assert other.differences(one) == ["source.files.model.safetensors"]
+
+
+def test_a_snapshot_with_a_link_replaced_by_a_file_is_known_by_its_files(tmp_path: Path):
+    snapshot = model_folder(tmp_path / "models--org--name" / "snapshots" / REVISION)
+    link_into_blobs(snapshot)
+    assert folder_source(snapshot)["kind"] == "hub"
+    weights = snapshot / "model.safetensors"
+    weights.unlink()
+    weights.write_bytes(os.urandom(64))  # an editor's save replaces the link
+    source = folder_source(snapshot)
+    assert source["kind"] == "files"
+    assert source["files"]["model.safetensors"] == identity_module._sha256(str(weights))
+
+
+def test_a_hidden_folder_the_models_config_names_is_part_of_its_identity(tmp_path: Path):
+    folder = model_folder(tmp_path / "model")
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": ".pool", "type": "sentence_transformers.models.Pooling"},
+    ]
+    (folder / "modules.json").write_text(json.dumps(modules), encoding="utf-8")
+    (folder / ".pool").mkdir()
+    pooling = folder / ".pool" / "config.json"
+    pooling.write_text('{"pooling_mode_mean_tokens": true}', encoding="utf-8")
+    before = folder_source(folder)
+    assert ".pool/config.json" in before["files"]
+    assert ".hidden" not in before["files"]  # named by no config: still not the model
+    pooling.write_text('{"pooling_mode_cls_token": true}', encoding="utf-8")
+    assert (
+        folder_source(folder)["files"][".pool/config.json"] != before["files"][".pool/config.json"]
+    )
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_read_again(
+    tmp_path: Path, hashes: list[str], settled_at_once: None
+):
+    folder = model_folder(tmp_path / "model", weights=4096)
+    settle(folder)
+    memo = tmp_path / "cache"
+    first = file_digests(folder, memo)
+    hashes.clear()
+    assert file_digests(folder, memo) == first and hashes == []  # memoised
+    weights = folder / "model.safetensors"
+    stat = weights.stat()
+    weights.write_bytes(os.urandom(stat.st_size))
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # size and mtime as before
+    assert (weights.stat().st_size, weights.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    after = file_digests(folder, memo)
+    assert hashes == ["model.safetensors"]
+    assert after["model.safetensors"] == identity_module._sha256(str(weights))
+    assert after["model.safetensors"] != first["model.safetensors"]

