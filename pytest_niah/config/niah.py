@@ -8,9 +8,12 @@ API accept the same values and fail with the same messages, naming the field.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 from pytest_niah.config.options import BY_NAME, default
@@ -43,10 +46,53 @@ class ModelSpec:
                     f"--niah-model {_short(value)!r}: no model after the label {label!r}",
                     f"give one, e.g. --niah-model={label}=lexical:tfidf",
                 )
+            check_name_form(name, value, label=label)
             return cls(label=label, name=name)
+        check_name_form(value, value)
         label = default_label(value)
         check_label(label, name=value, derived=True)
         return cls(label=label, name=value)
+
+
+def check_name_form(name: str, value: str, *, label: str = "") -> None:
+    """Refuse a model name holding ``=`` that names no existing file or folder.
+
+    No hub name, alias or served model's name holds ``=``, so such a name is a
+    ``LABEL=NAME`` gone wrong: a second ``=``, or a label holding ``/`` (which reads as a
+    path). A served model's address (``openai+...``) may hold ``=`` in its query.
+
+    Raises:
+        ConfigError: naming the value and the ``LABEL=NAME`` form that works.
+    """
+    if "=" not in name or name.startswith("openai+"):
+        return
+    from pathlib import Path
+
+    try:
+        if Path(name).expanduser().exists():
+            return
+    except (OSError, ValueError):
+        pass
+    form = (
+        "LABEL=NAME with one '=': a label of letters, digits, '.', '_' and '-', then a hub "
+        "name, a local path, 'packaged-minilm' or 'lexical:tfidf'"
+    )
+    if label:
+        rest = name.partition("=")[2]
+        problem = (
+            f"--niah-model {_short(value)!r}: the model {_short(name)!r} after the label "
+            f"{label!r} holds '=' and is no existing path; no hub name holds '='"
+        )
+        fix = f"write {form}, e.g. --niah-model={label}={_short(rest) or 'NAME'}"
+    else:
+        before, _, after = value.partition("=")
+        suggestion = _slug(before.replace("/", "-"))[:40].strip("._-") or "candidate"
+        problem = (
+            f"--niah-model {_short(value)!r} holds '=' and is no existing path; read as "
+            f"LABEL=NAME, its label {_short(before)!r} holds characters a label may not hold"
+        )
+        fix = f"write {form}, e.g. --niah-model={suggestion}={_short(after) or 'NAME'}"
+    raise ConfigError(problem, fix)
 
 
 def default_label(name: str) -> str:
@@ -66,6 +112,9 @@ def default_label(name: str) -> str:
 
 MAX_LABEL_LENGTH = 100
 """The longest model label: labels name files and folders, which have a length limit."""
+_HASH_DIGITS = 10
+_HASH_TAIL = re.compile(rf"-[0-9a-f]{{{_HASH_DIGITS}}}$")  # how a hashed name ends
+_SLUG_CHARS = 60
 
 
 def _label_char(ch: str) -> bool:
@@ -80,6 +129,46 @@ def _slug(text: str) -> str:
 
 def _is_label(text: str) -> bool:
     return all(map(_label_char, text))
+
+
+def _file_char(ch: str) -> bool:
+    """A character a file name made from a label keeps: an ASCII label character."""
+    return ch.isascii() and _label_char(ch)
+
+
+def file_slug(text: str) -> str:
+    """A single, portable file name from any text.
+
+    Every run of characters that are not ASCII label characters becomes one ``-``; leading
+    and trailing ``-`` and ``.`` go (no hidden file, no ``..``); ``unnamed`` when nothing is
+    left.
+    """
+    runs = ("".join(run) if keep else "-" for keep, run in groupby(text, key=_file_char))
+    return "".join(runs).strip("-.") or "unnamed"
+
+
+def label_file_name(label: str) -> str:
+    """The name every file and folder named after a model label is built from.
+
+    The label itself when it is a plain name: at most :data:`MAX_LABEL_LENGTH` lowercase
+    ASCII letters, digits, ``.``, ``_`` and ``-`` (not first or last), not ending like a
+    hash (``-`` and ten hex digits). Any other label gets a readable slug (at most
+    :data:`_SLUG_CHARS` characters) plus ``-`` and ten hex digits of the label's sha256. So
+    the rule is one-to-one even where file names ignore case (``Prod`` and ``prod``, macOS
+    and Windows): plain names are lowercase and never end like a hash, and every hashed name
+    does; no name leaves its folder (``.``, ``..``, ``a/b``), and none is longer than 71
+    characters.
+    """
+    plain = (
+        len(label) <= MAX_LABEL_LENGTH
+        and label == label.lower()
+        and file_slug(label) == label
+        and not _HASH_TAIL.search(label)
+    )
+    if plain:
+        return label
+    digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{file_slug(label)[:_SLUG_CHARS]}-{digest[:_HASH_DIGITS]}"
 
 
 def _means_label(label: str, value: str) -> bool:

@@ -12,21 +12,28 @@ these options in every pytest run, active or not.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
+from pytest_niah.config import bounded_numbers as num
+from pytest_niah.config import gate_expressions as gate
 from pytest_niah.config import parsers as p
 from pytest_niah.config import paths
 from pytest_niah.config.vocabulary import (
     ARMS,
     BUILTIN,
     COMPARED,
+    CORPUS_WORDS,
     DTYPES,
     GUTENBERG,
     INCONCLUSIVE,
     ORDERS,
+    PACKAGED,
+    PACKAGED_MODELS,
     SCORINGS,
 )
 from pytest_niah.errors import ConfigError
@@ -34,6 +41,19 @@ from pytest_niah.errors import ConfigError
 PREFIX = "--niah-"
 IniType = Literal["string", "bool", "linelist"]
 Source = Literal["cli", "env", "ini", "default"]
+
+
+WRITTEN = frozenset({"json", "report", "snapshot-dir", "storage", "shard-dir", "cache-dir"})
+"""The options that name a file or folder the run writes (checked before the run)."""
+_LOOP = (
+    "is a symbolic link loop (a link that leads back to itself), so nothing can be read or "
+    "written there",
+    "remove or correct the link, or give another path",
+)
+_UNDER_FILE = (
+    "lies below a regular file, so nothing can be written there",
+    "give a path whose every folder is a folder (or does not exist yet), not a file",
+)
 
 
 @dataclass(frozen=True)
@@ -55,7 +75,8 @@ class Option:
         experiment: The option is a field of :class:`NiahConfig` (it changes what is
             measured); otherwise it steers only the pytest run (gates, outputs).
         path_unless: The option names a file or folder, resolved against the folder pytest
-            was started in (or the ini file's folder); this value alone is not a path.
+            was started in (or the ini file's folder); this value (or these values) alone
+            is not a path.
         default_text: How the default reads where it is computed at run time.
     """
 
@@ -69,8 +90,44 @@ class Option:
     ini: IniType | None = "string"
     env: str | None = None
     experiment: bool = True
-    path_unless: str | None = None
+    path_unless: str | tuple[str, ...] | None = None
     default_text: str | None = None
+
+    def is_path(self, value: str) -> bool:
+        """Whether ``value`` names a file or folder to resolve (see ``path_unless``)."""
+        if self.path_unless is None:
+            return False
+        words = (self.path_unless,) if isinstance(self.path_unless, str) else self.path_unless
+        return value not in words
+
+    def absolute(self, value: str, base: Path) -> str:
+        """``value`` (a path, see :meth:`is_path`) made absolute against ``base`` and resolved.
+
+        A path that can never be used is refused now, before any model loads: a symbolic
+        link loop (``--niah-json=loop`` where ``loop`` points to itself) for every option,
+        and for an option the run writes (:data:`WRITTEN`) a path below a regular file.
+
+        Raises:
+            ConfigError: naming the option, the path and the fix.
+        """
+        path = base / os.path.expanduser(value)
+        try:
+            resolved = path.resolve()
+            os.stat(resolved)
+        except RuntimeError:  # Python < 3.13 raises it for a link loop
+            raise self._unusable(value, _LOOP) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise self._unusable(value, _LOOP) from None
+            if exc.errno == errno.ENOTDIR and self.name in WRITTEN:
+                raise self._unusable(value, _UNDER_FILE) from None
+        except ValueError:  # a NUL byte: the output checks name it
+            return str(path)
+        return str(resolved)
+
+    def _unusable(self, value: str, problem: tuple[str, str]) -> ConfigError:
+        shown = value if len(value) <= 80 else value[:80] + "..."
+        return ConfigError(f"{self.flag_name}: {shown!r} {problem[0]}", problem[1])
 
     @property
     def flag_name(self) -> str:
@@ -107,9 +164,9 @@ class Option:
         if isinstance(value, bool):
             return "on" if value else "off"
         if isinstance(value, tuple):
-            items = [v.expression() if isinstance(v, p.Allowance) else str(v) for v in value]
+            items = [v.expression() if isinstance(v, gate.Allowance) else str(v) for v in value]
             return ",".join(items) or "none"
-        if isinstance(value, p.Thresholds):
+        if isinstance(value, gate.Thresholds):
             return value.describe()
         if isinstance(value, dict):
             return "{}" if not value else str(value)
@@ -117,13 +174,20 @@ class Option:
             return "none"
         return str(value)
 
+    @property
+    def described(self) -> str:
+        """The help, with the allowed range of a whole-number option (``1..1,000``)."""
+        if isinstance(self.parse, num.WholeNumber):
+            return f"{self.help} Allowed: {self.parse.bounds()}."
+        return self.help
+
     def help_text(self) -> str:
         """Help with the real default and where else the value can come from."""
         sources = [f"ini {self.dest}"] if self.ini else []
         if self.env:
             sources.append(f"env {self.env}")
         where = f" [{'; '.join(sources)}]" if sources else ""
-        return f"{self.help} Default: {self.shown_default()}.{where}".replace("%", "%%")
+        return f"{self.described} Default: {self.shown_default()}.{where}".replace("%", "%%")
 
 
 def _opt(name: str, parse: Callable[[Any], Any], default: Any, help: str, **kw: Any) -> Option:
@@ -135,7 +199,8 @@ OPTIONS: tuple[Option, ...] = (
         "model",
         p.parse_text,
         (),
-        "Embedding model to test: a hub name, a local folder, 'packaged-minilm', "
+        "Embedding model to test: a hub name, a local folder, a packaged model that runs "
+        f"offline ({' or '.join(repr(m) for m in PACKAGED_MODELS)}), "
         "'lexical:tfidf' or a served one as openai+http(s)://HOST:PORT/v1#MODEL, optionally "
         "as LABEL=NAME; repeat for several models. Without it pytest-niah does nothing.",
         metavar="NAME|PATH|LABEL=NAME",
@@ -146,17 +211,18 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "corpus",
-        p.parse_text,
-        GUTENBERG,
-        f"Haystack books: '{GUTENBERG}' (ten pinned public-domain books, downloaded and "
-        "checksummed) or a folder of UTF-8 .txt files.",
+        p.parse_path,
+        PACKAGED,
+        f"Haystack books: '{PACKAGED}' (ten pinned public-domain books shipped with "
+        f"pytest-niah, checksummed), '{GUTENBERG}' (the same books, downloaded) or a folder "
+        "of UTF-8 .txt files.",
         metavar="DIR",
         env="NIAH_CORPUS",
-        path_unless=GUTENBERG,
+        path_unless=CORPUS_WORDS,
     ),
     _opt(
         "needles",
-        p.parse_text,
+        p.parse_path,
         BUILTIN,
         f"Needle-set JSON file, or '{BUILTIN}'.",
         metavar="FILE",
@@ -173,7 +239,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "lengths",
-        p.parse_lengths,
+        num.parse_lengths,
         (128, 256, 512, 1024, 2048, 4096, 8192),
         "Haystack lengths in tokens of the model's tokenizer.",
         metavar="N,N,...",
@@ -181,14 +247,14 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "positions",
-        p.int_parser(1),
+        num.int_parser(1, num.MAX_POSITIONS),
         10,
         "Needle positions per haystack, evenly spaced from start to end.",
         metavar="N",
     ),
     _opt(
         "controls",
-        p.int_parser(1),
+        num.int_parser(1, num.MAX_CONTROLS),
         1,
         "No-needle control haystacks per question and length.",
         metavar="N",
@@ -213,7 +279,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "chunk-tokens",
-        p.optional_int_parser(8),
+        num.optional_int_parser(8, num.MAX_LENGTH),
         None,
         "Chunk size in tokens for chunk-max/chunk-mean.",
         metavar="N",
@@ -221,7 +287,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "expansions",
-        p.parse_text,
+        p.parse_path,
         BUILTIN,
         f"Expansion-terms JSON file for the expandN arms, or '{BUILTIN}'.",
         metavar="FILE",
@@ -237,14 +303,14 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "seed",
-        p.int_parser(0),
+        num.int_parser(0, num.MAX_SEED),
         42,
         "Seed of every random choice (snippets, names).",
         metavar="N",
     ),
     _opt(
         "bootstrap",
-        p.int_parser(0),
+        num.int_parser(0, num.MAX_BOOTSTRAP),
         1000,
         "Bootstrap resamples over needle groups for the 95% intervals; 0 turns them off.",
         metavar="N",
@@ -266,14 +332,14 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "batch-size",
-        p.int_parser(1),
+        num.int_parser(1, num.MAX_BATCH),
         16,
         "Texts per encode batch when the token budget is 0, and on several devices.",
         metavar="N",
     ),
     _opt(
         "token-budget",
-        p.int_parser(0),
+        num.int_parser(0, num.MAX_TOKEN_BUDGET),
         16384,
         "Padded tokens per encode batch (texts sorted by length, packed under it); 0 uses "
         "--niah-batch-size texts per batch.",
@@ -281,7 +347,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "max-seq-length",
-        p.optional_int_parser(1),
+        num.optional_int_parser(1, num.MAX_LENGTH),
         None,
         "Override the model's window in tokens, special tokens included (e.g. to simulate a "
         "shorter model); give a remote model's when neither its server nor its tokenizer folder "
@@ -347,16 +413,17 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "remote-concurrency",
-        p.int_parser(1),
+        num.int_parser(1, num.MAX_BATCH),
         4,
         "Most requests in flight to a remote model's server at once.",
         metavar="N",
     ),
     _opt(
         "remote-timeout",
-        p.parse_seconds,
+        num.parse_seconds,
         60.0,
-        "Seconds to wait for one response of a remote model's server before retrying it.",
+        "Seconds to wait for one response of a remote model's server before retrying it "
+        f"(at most {num.MAX_SECONDS:,.0f}).",
         metavar="SECONDS",
     ),
     _opt(
@@ -381,8 +448,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "min-auc",
-        p.parse_thresholds,
-        p.Thresholds(),
+        gate.parse_thresholds,
+        gate.Thresholds(),
         "Gate: fail a length whose AUC is below this; one value, or per length like "
         "'128=0.7,1024=0.6', or both '0.55,128=0.7'.",
         metavar="T|L=T,...",
@@ -390,8 +457,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "min-ratio",
-        p.parse_thresholds,
-        p.Thresholds(),
+        gate.parse_thresholds,
+        gate.Thresholds(),
         "Gate on the comparative ratio (same syntax as --niah-min-auc).",
         metavar="T|L=T,...",
         experiment=False,
@@ -445,7 +512,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "compare-fail",
-        p.parse_allowances,
+        gate.parse_allowances,
         (),
         "Fail a length whose metric fell more than allowed versus --niah-compare: "
         "'auc:0.02' (absolute drop), 'ratio:5%' (relative drop), comma-separated; metrics "
@@ -497,7 +564,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "snapshot-digits",
-        p.int_parser(0),
+        num.int_parser(0, num.MAX_DIGITS),
         3,
         "Digits floats keep in snapshots, so last-bit changes do not churn them.",
         metavar="N",
@@ -525,10 +592,11 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt(
         "shard",
-        p.parse_shard,
+        num.parse_shard,
         None,
         "Embed only job K's share of N (balanced by tokens) into a part file in "
-        "--niah-shard-dir, and run no gates: one job of a CI matrix.",
+        f"--niah-shard-dir, and run no gates: one job of a CI matrix (N at most "
+        f"{num.MAX_SHARDS:,}).",
         metavar="K/N",
         ini=None,
         experiment=False,
@@ -601,7 +669,7 @@ def markdown_table(options: Sequence[Option] = OPTIONS) -> str:
         env = f"`{option.env}`" if option.env else ""
         shown = option.shown_default()
         default_cell = _html(shown) if option.default_text else f"`{shown}`"
-        cells = [flag, ini, env, default_cell, _html(option.help)]
+        cells = [flag, ini, env, default_cell, _html(option.described)]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -38,7 +38,7 @@ _CHUNK_BYTES = 1 << 16
 _LOCK_TIMEOUT_S = 900.0
 _PART_SUFFIX = ".part"
 _DOWNLOAD_FIX = (
-    f"Fix: check the network connection and the base URL ({ENV_BASE_URL}, default "
+    f"check the network connection and the base URL ({ENV_BASE_URL}, default "
     f"{DEFAULT_BASE_URL}), or download the books yourself and point --niah-corpus at "
     "that local folder."
 )
@@ -101,8 +101,8 @@ def gutenberg_books() -> tuple[PinnedBook, ...]:
         return tuple(_pinned_book(entry) for entry in entries)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CorpusError(
-            f"The pinned book list {resource} is missing or malformed ({exc}). "
-            "Fix: reinstall pytest-niah."
+            f"The pinned book list {resource} is missing or malformed ({exc})",
+            "reinstall pytest-niah.",
         ) from exc
 
 
@@ -159,8 +159,8 @@ def download_gutenberg(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CorpusError(
-            f"Cannot create the corpus cache folder {folder}: {exc}. Fix: set "
-            f"{CACHE_ENV} to a writable folder."
+            f"Cannot create the corpus cache folder {folder}: {exc}",
+            f"set {CACHE_ENV} to a writable folder.",
         ) from exc
     lock_path = folder / ".lock"
     try:
@@ -172,9 +172,8 @@ def download_gutenberg(
                     _download_book(book, book.url(base_url), target, timeout)
     except Timeout as exc:
         raise CorpusError(
-            f"Another process held the download lock {lock_path} for over "
-            f"{_LOCK_TIMEOUT_S:.0f} s. Fix: wait for it to finish, or delete the lock file if "
-            "no other pytest-niah run is active."
+            f"Another process held the download lock {lock_path} for over {_LOCK_TIMEOUT_S:.0f} s",
+            "wait for it to finish, or delete the lock file if no other pytest-niah run is active.",
         ) from exc
     return folder
 
@@ -211,9 +210,9 @@ def _download_book(book: PinnedBook, url: str, target: Path, timeout: float) -> 
             raise CorpusError(
                 f"Checksum mismatch for {url}: expected sha256 {book.sha256} "
                 f"({book.bytes} bytes), got sha256 {sha256} ({size} bytes); the file was "
-                f"discarded. Fix: make sure the base URL ({ENV_BASE_URL}) serves the "
-                "pinned commit unchanged, or download the books yourself and point "
-                "--niah-corpus at that local folder."
+                "discarded",
+                f"make sure the base URL ({ENV_BASE_URL}) serves the pinned commit unchanged, "
+                "or download the books yourself and point --niah-corpus at that local folder.",
             )
         os.chmod(part, 0o644)  # mkstemp creates 0600; a shared cache must stay readable
         os.replace(part, target)
@@ -241,18 +240,18 @@ def _fetch(url: str, out: IO[bytes], timeout: float, folder: Path) -> tuple[str,
     except urllib.error.HTTPError as exc:
         exc.close()
         raise CorpusError(
-            f"Downloading {url} failed: HTTP {exc.code} {exc.reason}. {_DOWNLOAD_FIX}"
+            f"Downloading {url} failed: HTTP {exc.code} {exc.reason}", _DOWNLOAD_FIX
         ) from exc
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc
         raise CorpusError(
-            f"Downloading {url} failed: {type(exc).__name__}: {reason}. {_DOWNLOAD_FIX}"
+            f"Downloading {url} failed: {type(exc).__name__}: {reason}", _DOWNLOAD_FIX
         ) from exc
     # http.client returns a short body silently when the peer closes early.
     if announced is not None and announced.isdigit() and size != int(announced):
         raise CorpusError(
-            f"Downloading {url} failed: the connection closed after {size} of "
-            f"{announced} bytes. {_DOWNLOAD_FIX}"
+            f"Downloading {url} failed: the connection closed after {size} of {announced} bytes",
+            _DOWNLOAD_FIX,
         )
     return digest.hexdigest(), size
 
@@ -262,8 +261,8 @@ def _write(out: IO[bytes], chunk: bytes, folder: Path) -> None:
         out.write(chunk)
     except OSError as exc:
         raise CorpusError(
-            f"Cannot write to the corpus cache folder {folder}: {exc}. Fix: free disk "
-            f"space or set {CACHE_ENV} to a writable folder."
+            f"Cannot write to the corpus cache folder {folder}: {exc}",
+            f"free disk space or set {CACHE_ENV} to a writable folder.",
         ) from exc
 
 

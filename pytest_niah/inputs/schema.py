@@ -34,7 +34,7 @@ from pytest_niah.inputs.schema_models import (
     ExpansionSetModel,
     GroupModel,
     NeedleSetModel,
-    _Model,
+    StrictModel,
 )
 from pytest_niah.inputs.schema_models import Name as Name
 from pytest_niah.inputs.schema_models import NeedleOrders as NeedleOrders
@@ -77,7 +77,7 @@ SCHEMA_KINDS: tuple[SchemaKind, ...] = ("needle-set", "expansion-set")
 
 # --------------------------------------------------------------------------- JSON Schemas
 
-_SCHEMA_MODELS: dict[SchemaKind, type[_Model]] = {
+_SCHEMA_MODELS: dict[SchemaKind, type[StrictModel]] = {
     "needle-set": NeedleSetModel,
     "expansion-set": ExpansionSetModel,
 }

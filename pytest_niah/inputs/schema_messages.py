@@ -18,18 +18,18 @@ from pydantic import ValidationError
 
 from pytest_niah.errors import DataFileError
 from pytest_niah.inputs.jsonfile import json_type
-from pytest_niah.inputs.schema_models import _SLUG_RE, _SLUG_WORDS, SCHEMA_VERSION
+from pytest_niah.inputs.schema_models import SCHEMA_VERSION, SLUG_RE, SLUG_WORDS
 from pytest_niah.inputs.schema_problems import (
-    _FORMATS,
-    _allowed_keys,
-    _Case,
-    _Format,
-    _keys_at,
-    _Located,
-    _quote,
-    _raw_group,
+    FORMATS,
+    LocatedProblem,
+    ProblemCase,
+    SchemaFormat,
+    allowed_keys,
+    keys_at,
+    quote_value,
+    raw_group,
 )
-from pytest_niah.inputs.suggest import _suggest, slugify
+from pytest_niah.inputs.suggest import slugify, suggested_fix
 from pytest_niah.inputs.words import NAME_PLACEHOLDER, matching_words, shared_content_words
 
 __all__ = ["to_error"]
@@ -56,8 +56,8 @@ def to_error(
         error: The error class to build.
         kind: The format of ``data``.
     """
-    spec = _FORMATS[kind]
-    problems = [_Located(dict(details)) for details in exc.errors(include_url=False)]
+    spec = FORMATS[kind]
+    problems = [LocatedProblem(dict(details)) for details in exc.errors(include_url=False)]
     first, rename = _pick(problems)
     problem, fix = _describe(first, data, spec, rename, kind)
     others = len(problems) - (2 if rename else 1)
@@ -68,7 +68,7 @@ def to_error(
     )
 
 
-def _pick(problems: list[_Located]) -> tuple[_Located, str | None]:
+def _pick(problems: list[LocatedProblem]) -> tuple[LocatedProblem, str | None]:
     """The problem to report, and the key it renames when it is a typo of a missing key.
 
     A version mismatch comes first: the rest of a file in another version means little.
@@ -92,7 +92,7 @@ def _plural(count: int, word: str) -> str:
     return word if count == 1 else f"{word}s"
 
 
-def _group_label(problem: _Located, data: object, kind: str) -> str | None:
+def _group_label(problem: LocatedProblem, data: object, kind: str) -> str | None:
     """The group to name: its id when that is a usable id, else its position."""
     if "group" in problem.ctx and problem.ctx["group"] is not None:
         return str(problem.ctx["group"])
@@ -105,40 +105,40 @@ def _group_label(problem: _Located, data: object, kind: str) -> str | None:
     if kind == "needle-group":
         return _usable_id(data) or "<unknown id>"
     if len(loc) >= 2 and loc[0] == "groups" and isinstance(loc[1], int):
-        return _usable_id(_raw_group(data, loc[1])) or f"groups[{loc[1]}]"
+        return _usable_id(raw_group(data, loc[1])) or f"groups[{loc[1]}]"
     return None
 
 
 def _usable_id(group: object) -> str | None:
     if isinstance(group, Mapping):
         group_id = group.get("id")
-        if isinstance(group_id, str) and _SLUG_RE.fullmatch(group_id):
+        if isinstance(group_id, str) and SLUG_RE.fullmatch(group_id):
             return group_id
     return None
 
 
 def _describe(
-    problem: _Located, data: object, spec: _Format, rename: str | None, kind: str
+    problem: LocatedProblem, data: object, spec: SchemaFormat, rename: str | None, kind: str
 ) -> tuple[str, str]:
     """The problem sentence and the fix of one error."""
-    case = _Case(problem, spec, kind, rename, data)
+    case = ProblemCase(problem, spec, kind, rename, data)
     text, fix = _DESCRIBERS.get(problem.type, _describe_other)(case)
-    return text, _suggest(problem, data, spec) or fix
+    return text, suggested_fix(problem, data, spec) or fix
 
 
-def _describe_missing(case: _Case) -> tuple[str, str]:
+def _describe_missing(case: ProblemCase) -> tuple[str, str]:
     in_needles = "needles" in case.loc[:-1]
     where = "entry" if in_needles else "top-level key" if case.top_level else "key"
     return f"the required {where} is missing.", f'add "{case.problem.key}": {case.example}.'
 
 
-def _describe_extra(case: _Case) -> tuple[str, str]:
-    allowed = _allowed_keys(case.spec, case.loc[:-1])
+def _describe_extra(case: ProblemCase) -> tuple[str, str]:
+    allowed = allowed_keys(case.spec, case.loc[:-1])
     key = str(case.problem.key)
     hint = [case.rename] if case.rename else difflib.get_close_matches(key, allowed, n=1)
     if not hint:
         fix = "remove it"
-    elif hint[0] in _keys_at(case.data, case.loc[:-1]):
+    elif hint[0] in keys_at(case.data, case.loc[:-1]):
         fix = f"remove it ('{hint[0]}' is there already)"
     else:
         fix = f"rename it to '{hint[0]}' if that was meant"
@@ -152,12 +152,12 @@ def _describe_extra(case: _Case) -> tuple[str, str]:
 _LIST_NOUNS = {"groups": "groups", "names": "names"}
 
 
-def _describe_type(case: _Case) -> tuple[str, str]:
+def _describe_type(case: ProblemCase) -> tuple[str, str]:
     got = json_type(case.problem.input)
     kind = case.problem.type
     if case.loc == ("schema_version",):
         value = case.problem.input
-        shown = f" {_quote(value)}" if isinstance(value, (str, int, float)) else ""
+        shown = f" {quote_value(value)}" if isinstance(value, (str, int, float)) else ""
         return (
             f"expected the number {SCHEMA_VERSION}, got {got}{shown}.",
             f'set "schema_version": {SCHEMA_VERSION} (a JSON number, not in quotes).',
@@ -181,7 +181,7 @@ def _describe_type(case: _Case) -> tuple[str, str]:
     return f"expected a JSON object, got {got}.", f"make it a JSON object, e.g. {case.example}."
 
 
-def _describe_too_short(case: _Case) -> tuple[str, str]:
+def _describe_too_short(case: ProblemCase) -> tuple[str, str]:
     if case.loc == ("groups",):
         return "the set has no groups.", f"add at least one needle group, e.g. {case.example}."
     if case.loc == ("expansions",):
@@ -202,34 +202,34 @@ def _describe_too_short(case: _Case) -> tuple[str, str]:
     return "the list is empty.", f"add at least one lowercase word, e.g. {case.example}."
 
 
-def _describe_empty(case: _Case) -> tuple[str, str]:
+def _describe_empty(case: ProblemCase) -> tuple[str, str]:
     got = "an empty string" if case.problem.input == "" else "a string of spaces only"
     return f"expected a non-empty string, got {got}.", f"write a text value, e.g. {case.example}."
 
 
-def _describe_slug(case: _Case) -> tuple[str, str]:
+def _describe_slug(case: ProblemCase) -> tuple[str, str]:
     value = str(case.problem.input)
     if case.problem.key_error:
         what = "group id"
     else:
         what = {"id": "id", "category": "category"}.get(str(case.problem.key), "value")
     return (
-        f"the {what} {_quote(value)} is not a slug ({_SLUG_WORDS}).",
+        f"the {what} {quote_value(value)} is not a slug ({SLUG_WORDS}).",
         f"use a slug such as '{slugify(value) or 'pet-01'}'.",
     )
 
 
-def _describe_version(case: _Case) -> tuple[str, str]:
+def _describe_version(case: ProblemCase) -> tuple[str, str]:
     return (
-        f"unsupported schema version {_quote(case.problem.input)}; this pytest-niah reads "
+        f"unsupported schema version {quote_value(case.problem.input)}; this pytest-niah reads "
         f"version {SCHEMA_VERSION}.",
         f'set "schema_version": {SCHEMA_VERSION} and check the file against the published '
         f"schema ({case.spec.schema}).",
     )
 
 
-def _describe_template(case: _Case) -> tuple[str, str]:
-    template = _quote(case.problem.input, limit=120)
+def _describe_template(case: ProblemCase) -> tuple[str, str]:
+    template = quote_value(case.problem.input, limit=120)
     if case.problem.type == "placeholder_count":
         return (
             f"the needle must contain the placeholder {NAME_PLACEHOLDER} exactly once, found it "
@@ -243,16 +243,16 @@ def _describe_template(case: _Case) -> tuple[str, str]:
     )
 
 
-def _describe_value(case: _Case) -> tuple[str, str]:
+def _describe_value(case: ProblemCase) -> tuple[str, str]:
     problem = case.problem
     if problem.type == "bad_name":
         return (
-            f"bad name {_quote(problem.input)}.",
+            f"bad name {quote_value(problem.input)}.",
             "use a plain name without braces or edge spaces.",
         )
     if problem.type == "brace_term":
         return (
-            f"the term {_quote(problem.input)} contains a brace.",
+            f"the term {quote_value(problem.input)} contains a brace.",
             "write plain words; expansion terms take no placeholders.",
         )
     if problem.type == "duplicate_names":
@@ -266,7 +266,7 @@ def _describe_value(case: _Case) -> tuple[str, str]:
     )
 
 
-def _describe_onehop(case: _Case) -> tuple[str, str]:
+def _describe_onehop(case: ProblemCase) -> tuple[str, str]:
     question, template = case.problem.ctx["question"], case.problem.ctx["template"]
     shared = sorted(shared_content_words(question, template))
     forms = [
@@ -277,14 +277,14 @@ def _describe_onehop(case: _Case) -> tuple[str, str]:
     how = f"stemmed; the needle has {', '.join(forms)}" if forms else "stemmed"
     return (
         f"the one-hop needle shares the content word(s) {', '.join(shared)} ({how}) with the "
-        f"question {_quote(question, limit=120)}.",
+        f"question {quote_value(question, limit=120)}.",
         "reword the needle so it answers the question only through world knowledge (no word, "
         "or word form, of the question); a needle that repeats the question's words belongs "
         "in needles.literal.",
     )
 
 
-def _describe_rule(case: _Case) -> tuple[str, str]:
+def _describe_rule(case: ProblemCase) -> tuple[str, str]:
     problem = case.problem
     if problem.type == "duplicate_id":
         return (
@@ -294,7 +294,7 @@ def _describe_rule(case: _Case) -> tuple[str, str]:
     if problem.type == "names_required":
         return "the built-in set must list its names.", "add a names array."
     ctx = problem.ctx
-    name = _quote(ctx["name"])
+    name = quote_value(ctx["name"])
     clash = (
         f"matches the {ctx['what']} word '{ctx['word']}' of this group, so a needle with that "
         "name would give the answer away"
@@ -310,14 +310,14 @@ def _describe_rule(case: _Case) -> tuple[str, str]:
     )
 
 
-def _describe_other(case: _Case) -> tuple[str, str]:
+def _describe_other(case: ProblemCase) -> tuple[str, str]:
     return (
-        f"the value {_quote(case.problem.input)} is not valid ({case.problem.type}).",
+        f"the value {quote_value(case.problem.input)} is not valid ({case.problem.type}).",
         f"check the value against the published schema ({case.spec.schema}).",
     )
 
 
-_DESCRIBERS: dict[str, Callable[[_Case], tuple[str, str]]] = {
+_DESCRIBERS: dict[str, Callable[[ProblemCase], tuple[str, str]]] = {
     "missing": _describe_missing,
     "extra_forbidden": _describe_extra,
     "string_type": _describe_type,

@@ -65,8 +65,8 @@ NAME_PATTERN = r"^[^\s{}](?:[^{}]*[^\s{}])?$"
 TEMPLATE_PATTERN = r"^[^{}]*\{name\}[^{}]*$"
 TERM_PATTERN = r"^[^{}]*[^\s{}][^{}]*$"
 
-_SLUG_RE = re.compile(SLUG_PATTERN)
-_SLUG_WORDS = "lowercase letters and digits, words joined by single '-' or '_'"
+SLUG_RE = re.compile(SLUG_PATTERN)
+SLUG_WORDS = "lowercase letters and digits, words joined by single '-' or '_'"
 
 
 # --------------------------------------------------------------------------- value types
@@ -84,7 +84,7 @@ def _check_text(value: str) -> str:
 
 
 def _check_slug(value: str) -> str:
-    if not _SLUG_RE.fullmatch(value):
+    if not SLUG_RE.fullmatch(value):
         raise _fail("not_slug", "not a slug")
     return value
 
@@ -149,7 +149,7 @@ Text = Annotated[
 Slug = Annotated[
     str,
     AfterValidator(_check_slug),
-    _string(SLUG_PATTERN, f"A slug: {_SLUG_WORDS}, e.g. fast-food-01, pets_3, q7."),
+    _string(SLUG_PATTERN, f"A slug: {SLUG_WORDS}, e.g. fast-food-01, pets_3, q7."),
 ]
 Name = Annotated[
     str,
@@ -191,14 +191,14 @@ SchemaRef = Annotated[
 ]
 
 
-class _Model(BaseModel):
+class StrictModel(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
 # --------------------------------------------------------------------------- needle sets
 
 
-class NeedleOrders(_Model):
+class NeedleOrders(StrictModel):
     """The two word orders of one needle kind."""
 
     model_config = ConfigDict(title="Needle word orders")
@@ -209,7 +209,7 @@ class NeedleOrders(_Model):
     )
 
 
-class Needles(_Model):
+class Needles(StrictModel):
     """The needle templates of a group: every kind in every word order."""
 
     model_config = ConfigDict(title="Needles")
@@ -221,7 +221,7 @@ class Needles(_Model):
     literal: NeedleOrders = Field(description="Answers the question with its own key words.")
 
 
-class GroupModel(_Model):
+class GroupModel(StrictModel):
     """One question and the needles that answer it."""
 
     model_config = ConfigDict(title="Needle group")
@@ -257,7 +257,7 @@ class GroupModel(_Model):
         return self
 
 
-class NeedleSetModel(_Model):
+class NeedleSetModel(StrictModel):
     """A pytest-niah needle set: questions, needles that answer them, character names.
 
     Rules beyond this schema, checked on load: group ids are unique; a one-hop needle
@@ -346,7 +346,7 @@ def _expansions_schema(schema: dict[str, Any]) -> None:
 TermList = Annotated[list[Term], Field(min_length=1), AfterValidator(_check_unique_terms)]
 
 
-class ExpansionSetModel(_Model):
+class ExpansionSetModel(StrictModel):
     """A pytest-niah expansion set: ordered query-expansion terms per needle group.
 
     The first N terms of a group are its N-term expansion (arms expand100, expand150,

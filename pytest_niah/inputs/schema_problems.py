@@ -1,7 +1,7 @@
 """What an error message is built from: the problem, its file format and the raw data.
 
-:class:`_Located` is one pydantic error with the location of a cross-value rule resolved;
-:class:`_Format` holds what a message needs to know about a file format (its model, its
+:class:`LocatedProblem` is one pydantic error with the location of a cross-value rule resolved;
+:class:`SchemaFormat` holds what a message needs to know about a file format (its model, its
 published schema and an example value per key); the lookups find the keys and groups of
 the raw data and the model at a JSON path. :mod:`pytest_niah.inputs.schema_messages`
 writes the messages from them.
@@ -22,15 +22,15 @@ from pytest_niah.inputs.schema_models import (
     ExpansionSetModel,
     GroupModel,
     NeedleSetModel,
-    _Model,
+    StrictModel,
 )
 
 
 @dataclass(frozen=True)
-class _Format:
+class SchemaFormat:
     """What :func:`~pytest_niah.inputs.schema_messages.to_error` needs to know about a format."""
 
-    model: type[_Model]
+    model: type[StrictModel]
     schema: str  # the published schema file's name, for fixes
     examples: Mapping[str, str]
     root_example: str
@@ -69,30 +69,30 @@ _EXPANSION_EXAMPLES = {
     "expansions{}": '["bird", "feathers"]',
     "expansions{}[]": '"bird"',
 }
-_FORMATS: dict[str, _Format] = {
-    "needle-set": _Format(
+FORMATS: dict[str, SchemaFormat] = {
+    "needle-set": SchemaFormat(
         NeedleSetModel,
         "needle-set.schema.json",
         _NEEDLE_EXAMPLES,
         '{"schema_version": 1, "name": ..., "groups": [...]}',
     ),
-    "needle-group": _Format(
+    "needle-group": SchemaFormat(
         GroupModel,
         "needle-set.schema.json",
         _NEEDLE_EXAMPLES,
         '{"id": "pet-01", "category": "pet", "question": ..., ...}',
     ),
-    "expansion-set": _Format(
+    "expansion-set": SchemaFormat(
         ExpansionSetModel,
         "expansion-set.schema.json",
         _EXPANSION_EXAMPLES,
         '{"schema_version": 1, "name": ..., "expansions": {...}}',
     ),
 }
-_FIELD_NAMES = frozenset(key for spec in _FORMATS.values() for key in spec.examples)
+_FIELD_NAMES = frozenset(key for spec in FORMATS.values() for key in spec.examples)
 
 
-class _Located:
+class LocatedProblem:
     """One pydantic error, with the location of rule errors resolved."""
 
     def __init__(self, details: dict[str, Any]) -> None:
@@ -115,20 +115,23 @@ class _Located:
 
     @property
     def key(self) -> str | int | None:
+        """The last step of the location: the field or index at fault; None for the file."""
         return self.loc[-1] if self.loc else None
 
 
-def _raw_groups(data: object) -> list[Any]:
+def raw_groups(data: object) -> list[Any]:
+    """The raw data's ``groups`` list, as written; empty when it has none."""
     groups = data.get("groups") if isinstance(data, Mapping) else None
     return groups if isinstance(groups, list) else []
 
 
-def _raw_group(data: object, index: int) -> object:
-    groups = _raw_groups(data)
+def raw_group(data: object, index: int) -> object:
+    """The raw data's group at ``index``, as written; None when there is none."""
+    groups = raw_groups(data)
     return groups[index] if 0 <= index < len(groups) else None
 
 
-def _quote(value: object, limit: int = 60) -> str:
+def quote_value(value: object, limit: int = 60) -> str:
     """A value as the message shows it: a Python-quoted string, or compact JSON."""
     if isinstance(value, str):
         text = value if len(value) <= limit else value[: limit - 1] + "…"
@@ -140,7 +143,7 @@ def _quote(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _example(loc: tuple[str | int, ...], spec: _Format) -> str:
+def _example(loc: tuple[str | int, ...], spec: SchemaFormat) -> str:
     """An example value for a location, from the format's examples (``...`` if none)."""
     for index in range(len(loc) - 1, -1, -1):
         step = loc[index]
@@ -150,7 +153,7 @@ def _example(loc: tuple[str | int, ...], spec: _Format) -> str:
     return spec.root_example if not loc else "..."
 
 
-def _model_at(spec: _Format, loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+def _model_at(spec: SchemaFormat, loc: tuple[str | int, ...]) -> type[BaseModel] | None:
     """The model class that validates the object at ``loc``, if it is one."""
     current: Any = spec.model
     for step in loc:
@@ -178,7 +181,7 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
-def _keys_at(data: object, loc: tuple[str | int, ...]) -> set[str]:
+def keys_at(data: object, loc: tuple[str | int, ...]) -> set[str]:
     """The keys of the object at ``loc`` in the raw data (none if it is not an object)."""
     for step in loc:
         if isinstance(data, Mapping) and isinstance(step, str):
@@ -190,7 +193,8 @@ def _keys_at(data: object, loc: tuple[str | int, ...]) -> set[str]:
     return {str(key) for key in data} if isinstance(data, Mapping) else set()
 
 
-def _allowed_keys(spec: _Format, parent: tuple[str | int, ...]) -> list[str]:
+def allowed_keys(spec: SchemaFormat, parent: tuple[str | int, ...]) -> list[str]:
+    """The keys the object at ``parent`` may have (as written in JSON); none if unknown."""
     model = _model_at(spec, parent)
     if model is None:
         return []
@@ -198,23 +202,26 @@ def _allowed_keys(spec: _Format, parent: tuple[str | int, ...]) -> list[str]:
 
 
 @dataclass(frozen=True)
-class _Case:
+class ProblemCase:
     """One problem to describe, with what its description needs."""
 
-    problem: _Located
-    spec: _Format
+    problem: LocatedProblem
+    spec: SchemaFormat
     kind: str
     rename: str | None
     data: object
 
     @property
     def loc(self) -> tuple[str | int, ...]:
+        """The problem's location."""
         return self.problem.loc
 
     @property
     def example(self) -> str:
+        """A valid example of the field at fault, for the fix."""
         return _example(self.problem.loc, self.spec)
 
     @property
     def top_level(self) -> bool:
+        """A problem of a top-level field of the file (not of a group)."""
         return len(self.problem.loc) == 1 and self.kind != "needle-group"

@@ -2,7 +2,7 @@
 
 :func:`slugify` turns a text into the closest slug; :func:`suggest_id` and
 :func:`suggest_category` propose an unused id and a category for a needle group from the
-raw data of its file; :func:`_suggest` writes the fix for a problem of a group's id or
+raw data of its file; :func:`suggested_fix` writes the fix for a problem of a group's id or
 category with such a value.
 """
 
@@ -12,8 +12,8 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-from pytest_niah.inputs.schema_models import _SLUG_RE, GroupModel, NeedleSetModel
-from pytest_niah.inputs.schema_problems import _Format, _Located, _raw_groups
+from pytest_niah.inputs.schema_models import SLUG_RE, GroupModel, NeedleSetModel
+from pytest_niah.inputs.schema_problems import LocatedProblem, SchemaFormat, raw_groups
 
 __all__ = ["slugify", "suggest_category", "suggest_id"]
 
@@ -23,16 +23,16 @@ def slugify(value: str) -> str:
     ascii_text = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9_-]+", "-", ascii_text.lower())
     slug = re.sub(r"[-_]{2,}", lambda match: match.group()[0], slug).strip("-_")
-    return slug if _SLUG_RE.fullmatch(slug) else ""
+    return slug if SLUG_RE.fullmatch(slug) else ""
 
 
-def _suggest(problem: _Located, data: object, spec: _Format) -> str | None:
+def suggested_fix(problem: LocatedProblem, data: object, spec: SchemaFormat) -> str | None:
     """A fix with a value that works, for any problem of a group's id or category."""
     loc = problem.loc
     if spec.model is GroupModel:
         groups, index, rest = [data], 0, loc
     elif spec.model is NeedleSetModel and len(loc) >= 3 and loc[0] == "groups":
-        groups, index, rest = _raw_groups(data), loc[1], loc[2:]
+        groups, index, rest = raw_groups(data), loc[1], loc[2:]
     else:
         return None
     if rest not in (("id",), ("category",)) or not isinstance(index, int):

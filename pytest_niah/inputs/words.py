@@ -7,8 +7,10 @@ Three checks rest on this module:
 * the leak audit: a book snippet that mentions a group's keywords or answer cues is not
   used as haystack text (:class:`TermMatcher`).
 
-Words are runs of letters/digits (so ``fish-based`` is two words), case-folded, and
-reduced to their English (Porter2) Snowball stem. Two words *match* (:func:`stems_match`)
+Words are runs of letters/digits (so ``fish-based`` is two words), compatibility-normalised
+and case-folded (:func:`fold`: fullwidth ``ｓａｉｌ`` and ligatures such as ``ﬁsh`` are the
+words a tokenizer reads, ``sail`` and ``fish``), and reduced to their English (Porter2)
+Snowball stem. Two words *match* (:func:`stems_match`)
 when their stems are equal, or when the shorter stem has at least :data:`MIN_PREFIX_STEM`
 letters and begins the longer one: a derivation by suffix. So ``sailor``/``sail``,
 ``Peruvian``/``Peru``, ``eruption``/``erupt`` and ``Japanese``/``Japan`` match, while
@@ -26,6 +28,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import unicodedata
 from collections.abc import Iterable
 from typing import Protocol, cast
 
@@ -37,6 +40,7 @@ __all__ = [
     "TermMatcher",
     "content_forms",
     "content_words",
+    "fold",
     "matching_words",
     "shared_content_words",
     "stem",
@@ -110,14 +114,26 @@ def stems_match(first: str, second: str) -> bool:
     return len(short) >= MIN_PREFIX_STEM and long_.startswith(short)
 
 
+def fold(text: str) -> str:
+    """``text`` as words are compared: NFKC-normalised and case-folded (Unicode's NFKC_Casefold).
+
+    Compatibility forms become the letters they stand for (fullwidth ``ＳＡＩＬ``, ligature
+    ``ﬁ``, superscript ``²``, circled ``ⓐ``), as a tokenizer's normaliser reads them; a
+    needle written in them is the same word as its plain spelling.
+    """
+    if text.isascii():
+        return text.casefold()
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
 def words_of(text: str) -> list[str]:
-    """Return the words of a text, case-folded, in order (``{name}`` stays a word: name)."""
-    return _WORD_RE.findall(text.casefold())
+    """Return the words of a text, folded (:func:`fold`), in order (``{name}`` stays a word)."""
+    return _WORD_RE.findall(fold(text))
 
 
 def content_forms(text: str) -> dict[str, str]:
-    """Map each content word's stem to its first form in the text (case-folded)."""
-    lowered = text.casefold().replace(NAME_PLACEHOLDER, " ")
+    """Map each content word's stem to its first form in the text (folded, :func:`fold`)."""
+    lowered = fold(text).replace(NAME_PLACEHOLDER, " ")
     forms: dict[str, str] = {}
     for word in _WORD_RE.findall(lowered):
         if word not in _STOPWORDS:

@@ -7,15 +7,17 @@ through the file format of :mod:`pytest_niah.results.schema` (strictly validated
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.embed.identity import LIBRARIES, installed_versions
 from pytest_niah.errors import ConfigError, ResultsError
 from pytest_niah.files import write_atomic
 from pytest_niah.haystacks.audit import AuditReport
@@ -29,17 +31,11 @@ from pytest_niah.measure.records import (
 )
 from pytest_niah.results.schema import SCHEMA_VERSION, ModelInfo, ResultsDocument, validate
 
-TRACKED_PACKAGES = (
-    "pytest-niah",
-    "pytest",
-    "numpy",
-    "scipy",
-    "scikit-learn",
-    "torch",
-    "transformers",
-    "sentence-transformers",
-    "tokenizers",
-)
+GZIP_MAGIC = b"\x1f\x8b"
+"""The first two bytes of every gzip file (a saved run is one)."""
+
+# The packages whose versions a run records: those that measure, and those that embed.
+TRACKED_PACKAGES = ("pytest-niah", "pytest", "numpy", "scipy", "scikit-learn", *LIBRARIES)
 
 __all__ = ["SCHEMA_VERSION", "ModelInfo", "NiahResults", "package_versions"]
 
@@ -226,9 +222,25 @@ class NiahResults:
 
 
 def read_text(path: str | os.PathLike[str], what: str) -> str:
-    """A file's UTF-8 text; a problem is a :class:`ResultsError` naming the file."""
+    """A file's UTF-8 text, a leading byte order mark dropped (as every JSON file's).
+
+    A gzip-compressed file (a saved run, see :mod:`pytest_niah.results.run_file`) is
+    decompressed first, whatever its name: it is known by its first bytes.
+
+    Raises:
+        ResultsError: the file cannot be read, is a damaged gzip file or is not UTF-8; the
+            message names it.
+    """
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
+        if data.startswith(GZIP_MAGIC):
+            data = gzip.decompress(data)
+        return data.decode("utf-8-sig")
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise ResultsError(
+            f"{path}: not a {what} (a damaged gzip file: {exc})",
+            "the file was cut short or changed; write it again",
+        ) from None
     except UnicodeDecodeError:
         raise ResultsError(
             f"{path}: not a {what} (its bytes are not UTF-8 text)",
@@ -243,10 +255,4 @@ def read_text(path: str | os.PathLike[str], what: str) -> str:
 
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
     """Installed versions of the packages that shape the numbers (read, not imported)."""
-    versions = {}
-    for name in names:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
+    return installed_versions(names)

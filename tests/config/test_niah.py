@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_niah.config.bounded_numbers import MAX_LENGTH
 from pytest_niah.config.niah import ModelSpec, NiahConfig, default_label
 from pytest_niah.config.options import BY_NAME, OPTIONS
-from pytest_niah.config.parsers import MAX_LENGTH
 from pytest_niah.config.vocabulary import ARMS, ORDERS
 from pytest_niah.errors import ConfigError
 

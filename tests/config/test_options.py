@@ -6,8 +6,9 @@ import argparse
 
 import pytest
 
+from pytest_niah.config.bounded_numbers import parse_lengths
+from pytest_niah.config.gate_expressions import Thresholds
 from pytest_niah.config.options import BY_NAME, OPTIONS, Option, markdown_table, resolve
-from pytest_niah.config.parsers import Thresholds, parse_lengths
 from pytest_niah.errors import ConfigError
 
 LENGTHS_WITH_ENV = Option(

@@ -6,20 +6,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_niah.config.parsers import (
+from pytest_niah.config.bounded_numbers import (
     MAX_LENGTH,
+    int_parser,
+    optional_int_parser,
+    parse_lengths,
+)
+from pytest_niah.config.gate_expressions import (
     Allowance,
     Thresholds,
-    choices_parser,
-    int_parser,
-    named,
-    optional_int_parser,
     parse_allowances,
+    parse_thresholds,
+)
+from pytest_niah.config.parsers import (
+    choices_parser,
+    named,
     parse_bool,
     parse_devices,
     parse_json_object,
-    parse_lengths,
-    parse_thresholds,
 )
 from pytest_niah.config.vocabulary import ARMS, METRIC_ALIASES, ORDERS
 from pytest_niah.errors import ConfigError
@@ -220,7 +224,7 @@ def test_parse_json_object_invalid_json_names_the_column_and_gives_an_example():
 
 
 def test_parse_json_object_deep_nesting_is_a_config_error():
-    with pytest.raises(ConfigError, match="nested too deeply"):
+    with pytest.raises(ConfigError, match="more than 32 levels deep"):
         parse_json_object("[" * 100_000)
 
 

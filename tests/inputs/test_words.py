@@ -10,15 +10,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_niah.inputs.needles import builtin_needle_set
+from pytest_niah.errors import NeedleSetError
+from pytest_niah.inputs.needles import NeedleGroup, builtin_needle_set
 from pytest_niah.inputs.words import (
     MIN_PREFIX_STEM,
     TermMatcher,
     content_words,
+    fold,
     matching_words,
     shared_content_words,
     stem,
     stems_match,
+    words_of,
 )
 
 # --- the rule ------------------------------------------------------------------------
@@ -194,3 +197,51 @@ def test_matcher_is_fast_enough_for_a_corpus():
     assert hits == 0
     # About 30 us per snippet here; 100k snippets take a few seconds at most.
     assert elapsed < 10, elapsed
+
+
+# --- compatibility forms (issue 23) ---------------------------------------------------
+
+
+def fullwidth(text: str) -> str:
+    """``text`` with every ASCII letter written in its fullwidth form (``pork`` -> ``ｐｏｒｋ``)."""
+    return "".join(chr(ord(ch) + 0xFEE0) if ch.isascii() and ch.isalpha() else ch for ch in text)
+
+
+@pytest.mark.parametrize(
+    ("needle_word", "question_word"),
+    [
+        (fullwidth("pork"), "pork"),  # fullwidth letters
+        (fullwidth("PORK"), "pork"),  # fullwidth capitals: NFKC, then case-folded
+        ("\ufb01sh", "fish"),  # the ligature fi
+        ("ｓａｉｌｏｒｓ", "sail"),  # fullwidth, and a derivation
+        ("\u24e2\u24d0\u24d8\u24db", "sail"),  # circled letters
+        ("\U0001d42c\U0001d41a\U0001d422\U0001d425", "sail"),  # mathematical bold
+        ("Ｐｅｒｕｖｉａｎ", "Peru"),
+    ],
+)
+def test_compatibility_forms_are_the_word_they_stand_for(needle_word, question_word):
+    question = f"Which character likes {question_word}?"
+    assert shared_content_words(question, f"{{name}} has {needle_word} every day.")
+    assert matching_words(f"{{name}} has {needle_word}.", question)
+
+
+def test_a_onehop_needle_in_fullwidth_letters_breaks_the_one_hop_rule():
+    group = builtin_needle_set().groups[0].to_dict()  # "Which character never eats pork?"
+    group["needles"]["onehop"]["default"] = f"For years, {{name}} has avoided {fullwidth('pork')}."
+    with pytest.raises(NeedleSetError) as info:
+        NeedleGroup.from_dict(group)
+    assert "needles.onehop.default" in str(info.value)
+    assert "pork" in str(info.value)
+
+
+def test_the_leak_audit_finds_a_term_in_compatibility_forms():
+    matcher = TermMatcher(["kosher", "machu picchu"])
+    assert matcher.find(f"a {fullwidth('Kosher')} kitchen") == {"kosher"}
+    assert matcher.find(f"at {fullwidth('Machu')} Picchu") == {"machu picchu"}
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=30))
+def test_words_are_fixed_points_of_folding(text):
+    # Folding twice changes nothing: a word found in folded text is already compared form.
+    for word in words_of(text):
+        assert fold(word) == word
