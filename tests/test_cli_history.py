@@ -13,10 +13,11 @@ import pytest
 
 from pytest_niah import NiahConfig, run_experiment
 from pytest_niah.cli import main
-from pytest_niah.report.history import history_lines
-from pytest_niah.results.history import load_history
+from pytest_niah.report.history_view import history_lines
 from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.storage import machine_id, save_run
+from pytest_niah.results.provenance import machine_id
+from pytest_niah.results.run_history import load_history
+from pytest_niah.results.storage import resolve_run, save_run
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "gutenberg"
 LABEL = "lexical:tfidf"
@@ -358,3 +359,21 @@ def test_the_command_runs_as_a_program(store):
     assert done.returncode == 0, done.stderr
     assert "zeta-base" in done.stdout
     assert "drift: AUC at 128 tokens" in done.stdout
+
+
+def test_history_ends_on_the_run_compare_previous_picks_when_saved_in_one_second(
+    measured, tmp_path, capsys
+):
+    # Issue 21: two runs saved in one second; the file written last ("one-a", newer file
+    # time) was "previous" while the history's last row was "one-b". One order now: by name.
+    second = T0 + timedelta(days=1)
+    save_run(measured, "one-b", store=tmp_path, label=LABEL, now=second, commit={})
+    last_written = save_run(measured, "one-a", store=tmp_path, label=LABEL, now=second)
+    later = datetime.now().timestamp() + 60
+    os.utime(last_written, (later, later))
+    code, out, err = history(capsys, "--storage", str(tmp_path))
+    assert code == 0, err
+    _, *body = table_rows(out, "AUC [95% CI] per length")
+    previous = resolve_run("previous", store=tmp_path, label=LABEL)
+    assert [row[2] for row in body[:2]] == ["one-a", "one-b"]
+    assert previous.name == f"{body[1][2]}.json.gz"

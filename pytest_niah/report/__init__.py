@@ -14,10 +14,12 @@ from pathlib import Path
 from pytest_niah.errors import OutputError
 from pytest_niah.files import write_atomic
 from pytest_niah.report.comparison import ReportComparison, comparisons_json
+from pytest_niah.report.headline import GateOutcome
 from pytest_niah.report.tables import cases_csv, step_summary_markdown, summary_markdown
 from pytest_niah.results.niah_results import NiahResults
 
 __all__ = [
+    "GateOutcome",
     "ReportComparison",
     "append_step_summary",
     "check_labels",
@@ -43,6 +45,8 @@ def write_report(
     step_summary: bool = True,
     storage: str | os.PathLike[str] | None = None,
     history_labels: Sequence[str] | None = None,
+    gates: Sequence[GateOutcome] | None = None,
+    inconclusive: str = "auto",
 ) -> dict[str, Path]:
     """Write a report of one model, or a comparison of several, into ``out_dir``.
 
@@ -68,6 +72,10 @@ def write_report(
             embedded plot, as ``pytest-niah history`` draws them), labelled by run name,
             commit and model identity. ``None`` (the default): no history.
         history_labels: The model labels whose saved runs to show; ``labels`` when ``None``.
+        gates: Every gate's outcome, for summary.md's headline and gated tables; ``None``
+            counts the comparisons' ``--niah-compare-fail`` verdicts.
+        inconclusive: The policy that turns a comparison verdict into an outcome when
+            ``gates`` is ``None``.
 
     Returns:
         File name -> path of every file written into ``out_dir``.
@@ -85,7 +93,7 @@ def write_report(
     names = check_labels(runs, labels)
     figures = render_figures(runs, names)
     comparison_png = comparison_figure(comparisons) if comparisons else None
-    summary = summary_markdown(runs, names, comparisons)
+    summary = summary_markdown(runs, names, comparisons, gates=gates, inconclusive=inconclusive)
     history = (
         _history_html(storage, names if history_labels is None else history_labels, runs, names)
         if storage is not None
@@ -269,8 +277,9 @@ def _history_html(
     Each label's series shows the arm and scoring ``pytest-niah history`` shows by default
     (onehop, whole) when this run measured them, else this run's first arm and scoring.
     """
-    from pytest_niah.report.history import history_figure, history_section
-    from pytest_niah.results.history import (
+    from pytest_niah.report.history_plot import history_figure
+    from pytest_niah.report.history_view import history_section
+    from pytest_niah.results.run_history import (
         DEFAULT_METRICS,
         History,
         Series,

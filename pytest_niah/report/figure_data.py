@@ -14,7 +14,18 @@ from collections.abc import Iterator, Sequence
 from pytest_niah.measure.records import MetricRow
 from pytest_niah.results.niah_results import NiahResults
 
-__all__ = ["Grid", "panel_variants", "primary_variant"]
+__all__ = [
+    "Grid",
+    "all_lengths",
+    "finite_range",
+    "is_finite",
+    "panel_variants",
+    "position_grid",
+    "position_profile",
+    "primary_variant",
+    "split_keys",
+    "split_rows",
+]
 
 Grid = tuple[list[int], list[int], list[list[float]]]
 
@@ -46,18 +57,21 @@ def primary_variant(results: NiahResults) -> tuple[str, str]:
 
 
 def _has_normalized(results: NiahResults, arm: str, scoring: str) -> bool:
-    return any(_finite(r.normalized) for r in results.rows("length", arm, scoring))
+    return any(is_finite(r.normalized) for r in results.rows("length", arm, scoring))
 
 
-def _split_rows(results: NiahResults, by: str, key: str, arm: str, scoring: str) -> list[MetricRow]:
+def split_rows(results: NiahResults, by: str, key: str, arm: str, scoring: str) -> list[MetricRow]:
+    """The rows of ``arm``/``scoring`` in split ``by`` (category, order...) with ``key``."""
     return [r for r in results.rows(by, arm, scoring) if r.key == key]
 
 
-def _keys(results: Sequence[NiahResults], by: str) -> list[str]:
+def split_keys(results: Sequence[NiahResults], by: str) -> list[str]:
+    """Every key of split ``by`` in any of ``results``, sorted."""
     return sorted({r.key for result in results for r in result.rows(by)})
 
 
-def _all_lengths(results: Sequence[NiahResults]) -> list[int]:
+def all_lengths(results: Sequence[NiahResults]) -> list[int]:
+    """Every haystack length of any of ``results``, sorted."""
     return sorted({n for r in results for n in r.config.lengths})
 
 
@@ -65,15 +79,17 @@ def _position_index(key: str) -> int:
     return int(key.lstrip("p"))
 
 
-def _position_profile(
+def position_profile(
     results: NiahResults, arm: str, scoring: str, length: int
 ) -> tuple[list[int], list[float]]:
+    """Needle positions and their normalized similarity at ``length``, by position."""
     rows = [r for r in results.rows("position", arm, scoring) if r.length == length]
     rows.sort(key=lambda r: _position_index(r.key))
     return [_position_index(r.key) for r in rows], [r.normalized for r in rows]
 
 
-def _position_grid(results: NiahResults, arm: str, scoring: str) -> Grid:
+def position_grid(results: NiahResults, arm: str, scoring: str) -> Grid:
+    """Normalized similarity by needle position (rows) and length (columns); NaN if none."""
     lengths = sorted(results.config.lengths)
     positions = list(range(results.config.positions))
     cell = {
@@ -84,13 +100,15 @@ def _position_grid(results: NiahResults, arm: str, scoring: str) -> Grid:
     return lengths, positions, values
 
 
-def _finite_range(values: Iterator[float] | Sequence[float]) -> tuple[float, float]:
-    finite = [v for v in values if _finite(v)]
+def finite_range(values: Iterator[float] | Sequence[float]) -> tuple[float, float]:
+    """The lowest and highest finite value; 0..1 when none, one unit wide when all equal."""
+    finite = [v for v in values if is_finite(v)]
     if not finite:
         return 0.0, 1.0
     low, high = min(finite), max(finite)
     return (low, high) if high > low else (low - 0.5, high + 0.5)
 
 
-def _finite(value: float | None) -> bool:
+def is_finite(value: float | None) -> bool:
+    """Whether ``value`` is a number and neither NaN nor infinite."""
     return value is not None and math.isfinite(value)

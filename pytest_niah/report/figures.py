@@ -7,8 +7,8 @@ and only its Agg canvas is used (no pyplot, no window, no global backend change)
 
 The drawing helpers and the house style are in :mod:`pytest_niah.report.plotting`, the
 data the figures draw in :mod:`pytest_niah.report.figure_data`; the names other modules
-take from here (the style constants, the scaffolding :mod:`pytest_niah.report.history`
-draws with, :func:`panel_variants`, :func:`primary_variant`) are re-exported.
+take from here (the style constants, :func:`panel_variants`, :func:`primary_variant`) are
+re-exported.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.errors import MatplotlibMissingError as MatplotlibMissingError  # re-exported
 from pytest_niah.report.figure_data import Grid as Grid
 from pytest_niah.report.figure_data import (
-    _all_lengths,
-    _finite,
-    _finite_range,
-    _keys,
-    _position_grid,
-    _position_profile,
-    _split_rows,
+    all_lengths,
+    finite_range,
+    is_finite,
+    position_grid,
+    position_profile,
+    split_keys,
+    split_rows,
 )
 from pytest_niah.report.figure_data import panel_variants as panel_variants
 from pytest_niah.report.figure_data import primary_variant as primary_variant
@@ -40,26 +40,26 @@ from pytest_niah.report.plotting import STYLE as STYLE
 from pytest_niah.report.plotting import WIDTH as WIDTH
 from pytest_niah.report.plotting import Series as Series
 from pytest_niah.report.plotting import (
-    _all_series,
-    _chance_line,
-    _effective_length_line,
-    _finish,
-    _heatmap,
-    _interval_band,
-    _length_axis,
-    _lengths_axis,
-    _line,
-    _metric_line,
-    _model_style,
-    _position_axis,
-    _retrieval_line,
-    _sequential_colors,
-    _unit_axis,
+    all_series,
+    chance_line,
+    draw_heatmap,
+    effective_length_line,
+    figure_style,
+    finish_axes,
+    interval_band,
+    length_axis,
+    lengths_axis,
+    metric_line,
+    model_style,
+    new_figure,
+    outside_legend,
+    plot_line,
+    png_bytes,
+    position_axis,
+    retrieval_line,
+    sequential_colors,
+    unit_axis,
 )
-from pytest_niah.report.plotting import _figure as _figure
-from pytest_niah.report.plotting import _outside_legend as _outside_legend
-from pytest_niah.report.plotting import _png as _png
-from pytest_niah.report.plotting import _style as _style
 from pytest_niah.results.niah_results import NiahResults
 
 if TYPE_CHECKING:
@@ -88,144 +88,146 @@ class FigureSpec:
 
 def normalized_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes:
     """Figure 1: normalized similarity vs length, one line per model x arm x scoring."""
-    with _style():
-        fig, (ax,) = _figure()
-        for series in _all_series(results, labels):
-            _metric_line(ax, series, "normalized")
-        _length_axis(ax, results)
-        _finish(ax, "Normalized similarity vs haystack length", "cos(q, h) / cos(q, n)")
-        _outside_legend(fig, [ax])
-        return _png(fig)
+    with figure_style():
+        fig, (ax,) = new_figure()
+        for series in all_series(results, labels):
+            metric_line(ax, series, "normalized")
+        length_axis(ax, results)
+        finish_axes(ax, "Normalized similarity vs haystack length", "cos(q, h) / cos(q, n)")
+        outside_legend(fig, [ax])
+        return png_bytes(fig)
 
 
 def ratio_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes:
     """Figure 2: comparative ratio vs length, with the 0.5 chance line."""
-    with _style():
-        fig, (ax,) = _figure()
-        for series in _all_series(results, labels):
-            _metric_line(ax, series, "comparative_ratio")
-        _chance_line(ax)
-        _length_axis(ax, results)
-        _unit_axis(ax)
-        _finish(ax, "Comparative ratio vs haystack length", "share of haystacks beating control")
-        _outside_legend(fig, [ax])
-        return _png(fig)
+    with figure_style():
+        fig, (ax,) = new_figure()
+        for series in all_series(results, labels):
+            metric_line(ax, series, "comparative_ratio")
+        chance_line(ax)
+        length_axis(ax, results)
+        unit_axis(ax)
+        finish_axes(
+            ax, "Comparative ratio vs haystack length", "share of haystacks beating control"
+        )
+        outside_legend(fig, [ax])
+        return png_bytes(fig)
 
 
 def auc_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes:
     """Figure 3: AUC vs length with its 95% band, the chance line and effective lengths."""
-    with _style():
-        fig, (ax,) = _figure()
-        for series in _all_series(results, labels):
-            _metric_line(ax, series, "auc")
-            _interval_band(ax, series, "auc")
-            _effective_length_line(ax, series)
-        _chance_line(ax)
-        _length_axis(ax, results)
-        _unit_axis(ax)
-        _finish(ax, "AUC vs haystack length", "AUC (positives vs negatives)")
-        _outside_legend(fig, [ax])
-        return _png(fig)
+    with figure_style():
+        fig, (ax,) = new_figure()
+        for series in all_series(results, labels):
+            metric_line(ax, series, "auc")
+            interval_band(ax, series, "auc")
+            effective_length_line(ax, series)
+        chance_line(ax)
+        length_axis(ax, results)
+        unit_axis(ax)
+        finish_axes(ax, "AUC vs haystack length", "AUC (positives vs negatives)")
+        outside_legend(fig, [ax])
+        return png_bytes(fig)
 
 
 def separation_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes:
     """Figure 4: separation (mean positive minus mean negative score) vs length."""
-    with _style():
-        fig, (ax,) = _figure()
-        for series in _all_series(results, labels):
-            _metric_line(ax, series, "separation")
+    with figure_style():
+        fig, (ax,) = new_figure()
+        for series in all_series(results, labels):
+            metric_line(ax, series, "separation")
         ax.axhline(0.0, color=CHANCE_COLOR, linewidth=0.8)
-        _length_axis(ax, results)
-        _finish(ax, "Separation vs haystack length", "mean positive − mean negative")
-        _outside_legend(fig, [ax])
-        return _png(fig)
+        length_axis(ax, results)
+        finish_axes(ax, "Separation vs haystack length", "mean positive − mean negative")
+        outside_legend(fig, [ax])
+        return png_bytes(fig)
 
 
 def category_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes:
     """Figure 5: AUC per category per length, one panel per model (see :func:`panel_variants`)."""
-    categories = _keys(results, "category")
+    categories = split_keys(results, "category")
     colors = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(categories)}
-    with _style():
-        fig, axes = _figure(rows=len(results), row_height=3.4)
+    with figure_style():
+        fig, axes = new_figure(rows=len(results), row_height=3.4)
         panels = zip(axes, labels, results, panel_variants(results), strict=True)
         for ax, label, result, (arm, scoring) in panels:
             for category in categories:
-                rows = _split_rows(result, "category", category, arm, scoring)
-                _line(ax, rows, "auc", category, colors[category], "-", "o")
-            _chance_line(ax)
-            _length_axis(ax, [result])
-            _unit_axis(ax)
-            _finish(ax, f"{label}: AUC by category ({arm}/{scoring})", "AUC")
-        _outside_legend(fig, axes, title="category")
-        return _png(fig)
+                rows = split_rows(result, "category", category, arm, scoring)
+                plot_line(ax, rows, "auc", category, colors[category], "-", "o")
+            chance_line(ax)
+            length_axis(ax, [result])
+            unit_axis(ax)
+            finish_axes(ax, f"{label}: AUC by category ({arm}/{scoring})", "AUC")
+        outside_legend(fig, axes, title="category")
+        return png_bytes(fig)
 
 
 def order_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes:
     """Figure 6: AUC per length for the default and the inverted needle order."""
-    orders = _keys(results, "order")
+    orders = split_keys(results, "order")
     colors = {o: PALETTE[i % len(PALETTE)] for i, o in enumerate(orders)}
-    with _style():
-        fig, (ax,) = _figure()
+    with figure_style():
+        fig, (ax,) = new_figure()
         variants = panel_variants(results)
         for index, (label, result) in enumerate(zip(labels, results, strict=True)):
             arm, scoring = variants[index]
-            linestyle, marker = _model_style(index)
+            linestyle, marker = model_style(index)
             for order in orders:
-                rows = _split_rows(result, "order", order, arm, scoring)
+                rows = split_rows(result, "order", order, arm, scoring)
                 name = f"{label} · {arm}/{scoring} · {order}"
-                _line(ax, rows, "auc", name, colors[order], linestyle, marker)
-        _chance_line(ax)
-        _length_axis(ax, results)
-        _unit_axis(ax)
-        _finish(ax, "Default vs inverted needle order", "AUC")
-        _outside_legend(fig, [ax])
-        return _png(fig)
+                plot_line(ax, rows, "auc", name, colors[order], linestyle, marker)
+        chance_line(ax)
+        length_axis(ax, results)
+        unit_axis(ax)
+        finish_axes(ax, "Default vs inverted needle order", "AUC")
+        outside_legend(fig, [ax])
+        return png_bytes(fig)
 
 
 def position_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes:
     """Figure 7: normalized similarity vs needle position, a line per length, a panel per model."""
-    lengths = _all_lengths(results)
-    colors = _sequential_colors(len(lengths))
-    with _style():
-        fig, axes = _figure(rows=len(results), row_height=3.4)
+    lengths = all_lengths(results)
+    colors = sequential_colors(len(lengths))
+    with figure_style():
+        fig, axes = new_figure(rows=len(results), row_height=3.4)
         panels = zip(axes, labels, results, panel_variants(results), strict=True)
         for ax, label, result, (arm, scoring) in panels:
             for length, color in zip(lengths, colors, strict=True):
-                xs, ys = _position_profile(result, arm, scoring, length)
+                xs, ys = position_profile(result, arm, scoring, length)
                 if xs:
                     ax.plot(xs, ys, color=color, marker="o", label=f"{length}")
-            _position_axis(ax, result)
-            _finish(ax, f"{label}: position effects ({arm}/{scoring})", "normalized similarity")
-        _outside_legend(fig, axes, title="length")
-        return _png(fig)
+            position_axis(ax, result)
+            finish_axes(ax, f"{label}: position effects ({arm}/{scoring})", "normalized similarity")
+        outside_legend(fig, axes, title="length")
+        return png_bytes(fig)
 
 
 def heatmap_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes:
     """Figure 8: mean normalized similarity by needle position (rows) and length (columns)."""
     variants = panel_variants(results)
-    grids = [_position_grid(r, *v) for r, v in zip(results, variants, strict=True)]
-    low, high = _finite_range(v for _, _, grid in grids for row in grid for v in row)
-    with _style():
+    grids = [position_grid(r, *v) for r, v in zip(results, variants, strict=True)]
+    low, high = finite_range(v for _, _, grid in grids for row in grid for v in row)
+    with figure_style():
         positions = max(len(rows) for _, rows, _ in grids)
-        fig, axes = _figure(rows=len(results), row_height=1.4 + 0.32 * positions)
+        fig, axes = new_figure(rows=len(results), row_height=1.4 + 0.32 * positions)
         for ax, label, grid, (arm, scoring) in zip(axes, labels, grids, variants, strict=True):
-            _heatmap(fig, ax, grid, low, high)
+            draw_heatmap(fig, ax, grid, low, high)
             ax.set_title(f"{label}: normalized similarity ({arm}/{scoring})")
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def retrieval_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes:
     """Figure 9: retrieval view, acc@1 and MRR vs length for every model x arm x scoring."""
-    with _style():
-        fig, axes = _figure(cols=2, row_height=4.0)
+    with figure_style():
+        fig, axes = new_figure(cols=2, row_height=4.0)
         for ax, field, name in zip(axes, ("acc_at_1", "mrr"), ("acc@1", "MRR"), strict=True):
-            for series in _all_series(results, labels):
-                _retrieval_line(ax, series, field)
-            _length_axis(ax, results)
-            _unit_axis(ax)
-            _finish(ax, f"Retrieval: {name} vs haystack length", name)
-        _outside_legend(fig, axes)
-        return _png(fig)
+            for series in all_series(results, labels):
+                retrieval_line(ax, series, field)
+            length_axis(ax, results)
+            unit_axis(ax)
+            finish_axes(ax, f"Retrieval: {name} vs haystack length", name)
+        outside_legend(fig, axes)
+        return png_bytes(fig)
 
 
 FIGURES: tuple[FigureSpec, ...] = (
@@ -319,8 +321,8 @@ def comparison_figure(comparisons: Sequence[ReportComparison]) -> bytes:
             for d in c.comparison.deltas
         )
     )
-    with _style():
-        fig, axes = _figure(rows=2, cols=2, row_height=3.8)
+    with figure_style():
+        fig, axes = new_figure(rows=2, cols=2, row_height=3.8)
         for ax, metric in zip(axes, COMPARISON_METRICS, strict=True):
             for number, (index, arm, scoring) in enumerate(lines):
                 comparison = comparisons[index]
@@ -354,7 +356,9 @@ def comparison_figure(comparisons: Sequence[ReportComparison]) -> bytes:
                     label=f"{name}: this run",
                 )
                 band = [
-                    d for d in deltas if _finite(d.baseline) and _finite(d.low) and _finite(d.high)
+                    d
+                    for d in deltas
+                    if is_finite(d.baseline) and is_finite(d.low) and is_finite(d.high)
                 ]
                 if band:
                     ax.fill_between(
@@ -366,12 +370,12 @@ def comparison_figure(comparisons: Sequence[ReportComparison]) -> bytes:
                         linewidth=0,
                     )
             if metric in ("comparative_ratio", "auc"):
-                _chance_line(ax)
-                _unit_axis(ax)
-            _lengths_axis(ax, lengths)
-            _finish(ax, METRIC_LABELS.get(metric, metric), METRIC_LABELS.get(metric, metric))
-        _outside_legend(fig, axes)
-        return _png(fig)
+                chance_line(ax)
+                unit_axis(ax)
+            lengths_axis(ax, lengths)
+            finish_axes(ax, METRIC_LABELS.get(metric, metric), METRIC_LABELS.get(metric, metric))
+        outside_legend(fig, axes)
+        return png_bytes(fig)
 
 
 def render_figures(

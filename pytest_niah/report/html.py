@@ -85,7 +85,7 @@ def render_html(
         comparison_png: The comparison figure (:func:`~pytest_niah.report.figures.
             comparison_figure`), shown in that section.
         history: The History section of saved runs
-            (:func:`~pytest_niah.report.history.history_section`), shown last, with a link
+            (:func:`~pytest_niah.report.history_view.history_section`), shown last, with a link
             in the header; none when empty.
 
     Returns:

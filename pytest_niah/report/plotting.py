@@ -19,7 +19,7 @@ import numpy as np
 
 from pytest_niah.errors import MatplotlibMissingError
 from pytest_niah.measure.records import MetricRow
-from pytest_niah.report.figure_data import Grid, _all_lengths, _finite
+from pytest_niah.report.figure_data import Grid, all_lengths, is_finite
 from pytest_niah.results.niah_results import NiahResults
 
 if TYPE_CHECKING:
@@ -35,6 +35,25 @@ __all__ = [
     "STYLE",
     "WIDTH",
     "Series",
+    "all_series",
+    "chance_line",
+    "draw_heatmap",
+    "effective_length_line",
+    "figure_style",
+    "finish_axes",
+    "interval_band",
+    "length_axis",
+    "lengths_axis",
+    "metric_line",
+    "model_style",
+    "new_figure",
+    "outside_legend",
+    "plot_line",
+    "png_bytes",
+    "position_axis",
+    "retrieval_line",
+    "sequential_colors",
+    "unit_axis",
 ]
 
 # tab10, spelled out so that colours need no matplotlib import at module level.
@@ -100,7 +119,12 @@ class Series:
 
 
 @contextmanager
-def _style() -> Iterator[None]:
+def figure_style() -> Iterator[None]:
+    """Draw in the house style (:data:`STYLE`) inside this context.
+
+    Raises:
+        MatplotlibMissingError: matplotlib is not installed; the message names the extra.
+    """
     matplotlib = _matplotlib()
     with matplotlib.rc_context(STYLE):
         yield
@@ -117,7 +141,10 @@ def _matplotlib() -> Any:
     return matplotlib
 
 
-def _figure(rows: int = 1, cols: int = 1, *, row_height: float = 4.2) -> tuple[Figure, list[Axes]]:
+def new_figure(
+    rows: int = 1, cols: int = 1, *, row_height: float = 4.2
+) -> tuple[Figure, list[Axes]]:
+    """A figure on its own Agg canvas, :data:`WIDTH` wide, and its axes row by row."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -127,7 +154,8 @@ def _figure(rows: int = 1, cols: int = 1, *, row_height: float = 4.2) -> tuple[F
     return fig, [ax for line in grid for ax in line]
 
 
-def _png(fig: Figure) -> bytes:
+def png_bytes(fig: Figure) -> bytes:
+    """``fig`` as PNG bytes that depend only on what is drawn (lone surrogates escaped)."""
     from matplotlib.text import Text
 
     # Labels are user text; one with a lone surrogate (from undecodable command-line bytes
@@ -142,7 +170,8 @@ def _png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _finish(ax: Axes, title: str, ylabel: str) -> None:
+def finish_axes(ax: Axes, title: str, ylabel: str) -> None:
+    """Title and y label of ``ax``; a note in the middle when no line has a finite value."""
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     values = [np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines()]
@@ -150,7 +179,8 @@ def _finish(ax: Axes, title: str, ylabel: str) -> None:
         ax.text(0.5, 0.5, "no finite values", transform=ax.transAxes, ha="center", color="grey")
 
 
-def _outside_legend(fig: Figure, axes: Sequence[Axes], title: str | None = None) -> None:
+def outside_legend(fig: Figure, axes: Sequence[Axes], title: str | None = None) -> None:
+    """One legend below the plot for all ``axes``, one entry per distinct text."""
     # One legend for all panels, deduplicated by text, since panels share their colours.
     entries: dict[str, Any] = {}
     for ax in axes:
@@ -169,11 +199,13 @@ def _outside_legend(fig: Figure, axes: Sequence[Axes], title: str | None = None)
         )
 
 
-def _length_axis(ax: Axes, results: Sequence[NiahResults]) -> None:
-    _lengths_axis(ax, _all_lengths(results))
+def length_axis(ax: Axes, results: Sequence[NiahResults]) -> None:
+    """A log2 x axis with a tick at every haystack length of ``results``."""
+    lengths_axis(ax, all_lengths(results))
 
 
-def _lengths_axis(ax: Axes, lengths: Sequence[int]) -> None:
+def lengths_axis(ax: Axes, lengths: Sequence[int]) -> None:
+    """A log2 x axis of haystack lengths with a tick at each of ``lengths``."""
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [str(n) for n in lengths])
     ax.set_xticks([], minor=True)
@@ -182,29 +214,33 @@ def _lengths_axis(ax: Axes, lengths: Sequence[int]) -> None:
     ax.set_xlabel("haystack length (tokens)")
 
 
-def _unit_axis(ax: Axes) -> None:
+def unit_axis(ax: Axes) -> None:
+    """A y axis from 0 to 1, with a little room for markers at the ends."""
     ax.set_ylim(-0.03, 1.03)
 
 
-def _position_axis(ax: Axes, results: NiahResults) -> None:
+def position_axis(ax: Axes, results: NiahResults) -> None:
+    """An x axis of needle positions, 0 (start) to the last (end)."""
     last = results.config.positions - 1
     ax.set_xticks(range(last + 1))
     ax.set_xlabel(f"needle position (0 = start, {last} = end)")
 
 
-def _chance_line(ax: Axes) -> None:
+def chance_line(ax: Axes) -> None:
+    """The dashed line at 0.5: what a model without signal scores."""
     ax.axhline(0.5, color=CHANCE_COLOR, linestyle="--", linewidth=1.0, label="chance (0.5)")
 
 
 # -- drawing helpers --------------------------------------------------------------------------
 
 
-def _metric_line(ax: Axes, series: Series, metric: str) -> None:
+def metric_line(ax: Axes, series: Series, metric: str) -> None:
+    """One line of ``metric`` by length for ``series``."""
     rows = series.results.rows("length", series.arm, series.scoring)
-    _line(ax, rows, metric, series.name, series.color, series.linestyle, series.marker)
+    plot_line(ax, rows, metric, series.name, series.color, series.linestyle, series.marker)
 
 
-def _line(
+def plot_line(
     ax: Axes,
     rows: Sequence[MetricRow],
     metric: str,
@@ -213,20 +249,22 @@ def _line(
     linestyle: Any,
     marker: str,
 ) -> None:
+    """One line of ``metric`` over ``rows`` by length; "(no data)" when none is finite."""
     ordered = sorted(rows, key=lambda r: r.length)
     xs = [r.length for r in ordered]
     ys = [getattr(r, metric) for r in ordered]
-    label = name if any(_finite(y) for y in ys) else f"{name} (no data)"
+    label = name if any(is_finite(y) for y in ys) else f"{name} (no data)"
     ax.plot(xs, ys, color=color, linestyle=linestyle, marker=marker, label=label)
 
 
-def _interval_band(ax: Axes, series: Series, metric: str) -> None:
+def interval_band(ax: Axes, series: Series, metric: str) -> None:
+    """The 95% interval of ``metric`` by length for ``series`` as a shaded band."""
     rows = [
         series.results.interval(series.arm, r.length, metric, series.scoring)
         for r in series.results.rows("length", series.arm, series.scoring)
     ]
     kept = sorted(
-        (r for r in rows if r is not None and _finite(r.low) and _finite(r.high)),
+        (r for r in rows if r is not None and is_finite(r.low) and is_finite(r.high)),
         key=lambda r: r.length,
     )
     if kept:
@@ -241,14 +279,16 @@ def _interval_band(ax: Axes, series: Series, metric: str) -> None:
         )
 
 
-def _effective_length_line(ax: Axes, series: Series) -> None:
+def effective_length_line(ax: Axes, series: Series) -> None:
+    """A dotted vertical line at the effective length of ``series``, if it has one."""
     effective = series.results.effective_length(series.arm, series.scoring)
     if effective is not None and effective.length is not None:
         name = f"{series.name}: effective length {effective.length}"
         ax.axvline(effective.length, color=series.color, linestyle=":", linewidth=1.5, label=name)
 
 
-def _retrieval_line(ax: Axes, series: Series, field: str) -> None:
+def retrieval_line(ax: Axes, series: Series, field: str) -> None:
+    """One line of retrieval measure ``field`` by length for ``series``."""
     rows = sorted(
         (r for r in series.results.retrieval if (r.arm, r.scoring) == (series.arm, series.scoring)),
         key=lambda r: r.length,
@@ -264,7 +304,8 @@ def _retrieval_line(ax: Axes, series: Series, field: str) -> None:
         )
 
 
-def _heatmap(fig: Figure, ax: Axes, grid: Grid, low: float, high: float) -> None:
+def draw_heatmap(fig: Figure, ax: Axes, grid: Grid, low: float, high: float) -> None:
+    """``grid`` as a position x length heatmap from ``low`` to ``high``, cells labelled."""
     import numpy as np
     from matplotlib import colormaps
 
@@ -285,31 +326,34 @@ def _annotate_cells(ax: Axes, values: list[list[float]], low: float, high: float
     middle = (low + high) / 2
     for row, line in enumerate(values):
         for col, value in enumerate(line):
-            text = f"{value:.2f}" if _finite(value) else "n/a"
+            text = f"{value:.2f}" if is_finite(value) else "n/a"
             # viridis is dark at the low end, so low cells get white text.
-            color = "white" if _finite(value) and value < middle else "black"
+            color = "white" if is_finite(value) and value < middle else "black"
             ax.text(col, row, text, ha="center", va="center", fontsize=8, color=color)
 
 
 # -- series and colours -----------------------------------------------------------------------
 
 
-def _all_series(results: Sequence[NiahResults], labels: Sequence[str]) -> list[Series]:
+def all_series(results: Sequence[NiahResults], labels: Sequence[str]) -> list[Series]:
+    """A :class:`Series` per model and arm/scoring: a colour per variant, a style per model."""
     variants = list(dict.fromkeys(v for r in results for v in r.variants))
     series = []
     for index, (label, result) in enumerate(zip(labels, results, strict=True)):
-        linestyle, marker = _model_style(index)
+        linestyle, marker = model_style(index)
         for arm, scoring in result.variants:
             color = PALETTE[variants.index((arm, scoring)) % len(PALETTE)]
             series.append(Series(label, result, arm, scoring, color, linestyle, marker))
     return series
 
 
-def _model_style(index: int) -> tuple[Any, str]:
+def model_style(index: int) -> tuple[Any, str]:
+    """The line style and marker of the ``index``-th model."""
     return LINESTYLES[index % len(LINESTYLES)], MARKERS[index % len(MARKERS)]
 
 
-def _sequential_colors(count: int) -> list[str]:
+def sequential_colors(count: int) -> list[str]:
+    """``count`` colours along viridis, short of its pale yellow end."""
     from matplotlib import colormaps
     from matplotlib.colors import to_hex
 

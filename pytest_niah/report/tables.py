@@ -10,6 +10,14 @@ from collections.abc import Sequence
 from pytest_niah.measure.records import CaseResult
 from pytest_niah.report.comparison import ReportComparison
 from pytest_niah.report.escape import csv_cell, md_cell, md_text
+from pytest_niah.report.headline import (
+    METRIC_COLUMNS,
+    GateOutcome,
+    comparison_outcomes,
+    headline,
+    shown_path,
+    worst,
+)
 from pytest_niah.report.terminal import (
     COMPARISON_TEXT_COLUMNS,
     effective_length_text,
@@ -64,30 +72,42 @@ def summary_markdown(
     labels: Sequence[str],
     comparisons: Sequence[ReportComparison] = (),
     *,
+    gates: Sequence[GateOutcome] | None = None,
+    inconclusive: str = "auto",
     collapse: bool | None = None,
 ) -> str:
-    """The report's markdown summary: comparisons first, then a section per model.
+    """The report's markdown summary: a headline, comparisons, then a section per model.
 
-    Fit for ``summary.md``, the GitHub step summary and a pull-request comment: every text
-    that came from the user is escaped, and with ``collapse`` the per-length tables sit in
-    collapsed ``<details>`` blocks below the comparison tables.
+    Fit for ``summary.md``, the GitHub step summary and a pull-request comment: it opens
+    with one headline line (✅ / ⚠️ / ❌ and the gate counts, :func:`headline`), every text
+    that came from the user is escaped, paths under the current folder are shown relative
+    to it, and the gated metrics come first: each model's gated lengths in a short table,
+    the comparison rows a gate looked at, with the rest folded in ``<details>`` blocks.
 
     Args:
         results: One results object per model.
         labels: The display name of each, same order.
         comparisons: Each model's comparison with its baseline, if any.
+        gates: Every gate's outcome (the plugin's gate tests); ``None`` counts the
+            comparisons' ``--niah-compare-fail`` verdicts (the command line's gates).
+        inconclusive: The policy that turns a comparison verdict into an outcome when
+            ``gates`` is ``None``.
         collapse: Put each model's per-length tables in a ``<details>`` block; ``None``
-            collapses them when there are comparisons (then the headline).
+            collapses them when anything was gated or compared (then the headline).
 
     Returns:
         Markdown text ending in a newline.
     """
-    fold = bool(comparisons) if collapse is None else collapse
-    lines = ["# pytest-niah report", ""]
+    every_gate = (
+        list(gates) if gates is not None else comparison_outcomes(comparisons, inconclusive)
+    )
+    fold = bool(comparisons or every_gate) if collapse is None else collapse
+    lines = [f"# {headline(labels, every_gate)}", ""]
     for comparison in comparisons:
         lines += comparison_markdown(comparison)
     for label, result in zip(labels, results, strict=True):
-        lines += _model_section(label, result, collapse=fold)
+        mine = [g for g in every_gate if g.label == label]
+        lines += _model_section(label, result, mine, collapse=fold)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -95,16 +115,24 @@ def comparison_markdown(comparison: ReportComparison, level: int = 2) -> list[st
     """A comparison as markdown lines: heading, pairing, table, verdicts, accepted differences.
 
     The table has the terminal comparison table's columns (arm, scoring, length, cells,
-    metric, baseline, current, change, 95% CI, verdict).
+    metric, baseline, current, change, 95% CI, verdict). With gates, it holds the gated
+    rows, and the others follow in a collapsed ``<details>`` block.
     """
     header, body = comparison.cells()
-    lines = [f"{'#' * level} Comparison: {md_text(comparison.title)}", ""]
+    verdict = len(header) - 1
+    gated = [row for row in body if row[verdict]]
+    rest = [row for row in body if not row[verdict]] if gated else []
+    lines = [f"{'#' * level} Comparison: {md_text(shown_title(comparison))}", ""]
     lines += [md_text(comparison.paired_text()), ""]
     counts = comparison.counts_text()
     if counts:
         lines += [md_text(counts), ""]
-    lines += markdown_table(header, body, left=COMPARISON_TEXT_COLUMNS)
+    lines += markdown_table(header, gated or body, left=COMPARISON_TEXT_COLUMNS)
     lines.append("")
+    if rest:
+        lines += [f"<details><summary>Metrics not gated ({len(rest)} rows)</summary>", ""]
+        lines += markdown_table(header, rest, left=COMPARISON_TEXT_COLUMNS)
+        lines += ["", "</details>", ""]
     verdicts = comparison.verdict_texts()
     allowed = comparison.allowed_texts()
     if verdicts:
@@ -114,13 +142,50 @@ def comparison_markdown(comparison: ReportComparison, level: int = 2) -> list[st
     return lines
 
 
+def shown_title(comparison: ReportComparison) -> str:
+    """``LABEL versus BASELINE``, the baseline's path relative to the current folder."""
+    baseline = shown_path(comparison.baseline)
+    return f"{comparison.label} versus {baseline}" if baseline else comparison.label
+
+
+def gated_cells(
+    results: NiahResults, gates: Sequence[GateOutcome]
+) -> tuple[list[str], list[list[str]]]:
+    """The gated lengths of one model: variant, length, each gated metric, the gate's outcome."""
+    metrics = list(dict.fromkeys(g.metric for g in gates))
+    body: list[list[str]] = []
+    header: list[str] = []
+    for arm, scoring in results.variants:
+        columns = length_columns(results, arm, scoring)
+        chosen = [
+            (name, cell)
+            for metric in metrics
+            for name, cell in columns
+            if name.startswith(METRIC_COLUMNS.get(metric, metric))
+        ]
+        header = ["variant", "length", *(name for name, _ in chosen), "gate"]
+        for row in results.rows("length", arm, scoring):
+            here = [
+                g.outcome
+                for g in gates
+                if (g.arm, g.scoring, g.length) == (arm, scoring, row.length)
+            ]
+            if here:
+                cells = [cell(row) for _, cell in chosen]
+                body.append([f"{arm}/{scoring}", str(row.length), *cells, worst(here)])
+    return header, body
+
+
 def step_summary_markdown(
     results: Sequence[NiahResults],
     labels: Sequence[str],
     comparisons: Sequence[ReportComparison] = (),
+    *,
+    gates: Sequence[GateOutcome] | None = None,
+    inconclusive: str = "auto",
 ) -> str:
     """The text for the GitHub step summary: :func:`summary_markdown`, as summary.md has it."""
-    return summary_markdown(results, labels, comparisons)
+    return summary_markdown(results, labels, comparisons, gates=gates, inconclusive=inconclusive)
 
 
 def cases_csv(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
@@ -141,17 +206,23 @@ def cases_csv(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
     return buffer.getvalue()
 
 
-def _model_section(label: str, results: NiahResults, *, collapse: bool = False) -> list[str]:
+def _model_section(
+    label: str, results: NiahResults, gates: Sequence[GateOutcome], *, collapse: bool = False
+) -> list[str]:
     config = results.config
     lines = [
         f"## {md_text(label)}",
         "",
-        f"Model {md_text(results.model.name)} (fingerprint "
+        f"Model {md_text(shown_path(results.model.name))} (fingerprint "
         f"{md_text(results.model.fingerprint[:12])}), {window_text(results)}; seed "
         f"{config.seed}, {config.positions} positions, orders "
         f"{md_text(', '.join(config.orders))}.",
         "",
     ]
+    if gates:
+        header, body = gated_cells(results, gates)
+        if body:
+            lines += ["Gated lengths:", "", *markdown_table(header, body, left=1), ""]
     if collapse:
         lines += ["<details><summary>Per-length tables</summary>", ""]
     for arm, scoring in results.variants:

@@ -89,7 +89,7 @@ def atomic_serializer(base: Any) -> Any:
     staging file next to the snapshot file, whose content then replaces the snapshot file
     through :func:`~pytest_niah.files.write_atomic`; the staging file is always removed.
     The staging file is named like write_atomic's temporary files, so one a killed run left
-    behind is removed by the next write.
+    behind is removed by the next write into the folder, of this snapshot file or another.
     """
     import contextlib
     import inspect
@@ -97,6 +97,7 @@ def atomic_serializer(base: Any) -> Any:
     import tempfile
 
     from pytest_niah.files import temp_prefix, write_atomic
+    from pytest_niah.results.stale_temps import remove_stale_temps_in
 
     # syrupy >= 5 can lock the file for a read-modify-write (pytest-xdist); 4.x cannot.
     locking = "file_lock" in inspect.signature(base.write_file).parameters
@@ -119,6 +120,7 @@ def atomic_serializer(base: Any) -> Any:
                     collection = cls.read_file(str(real))
                     collection.merge(snapshot_collection)
                 real.parent.mkdir(parents=True, exist_ok=True)
+                remove_stale_temps_in(real.parent)  # killed writes' files, of any snapshot file
                 descriptor, staging = tempfile.mkstemp(dir=real.parent, prefix=temp_prefix(real))
                 os.close(descriptor)
                 try:
@@ -139,6 +141,6 @@ def atomic_serializer(base: Any) -> Any:
 
 def model_dir(root: Path, label: str) -> Path:
     """The folder of one model's snapshots under ``root``: one per label, always inside it."""
-    from pytest_niah.results.storage import label_folder
+    from pytest_niah.config.niah import label_file_name
 
-    return root / label_folder(label)
+    return root / label_file_name(label)

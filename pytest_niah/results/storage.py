@@ -1,23 +1,20 @@
-"""Saved runs: results plus where and when they were measured, filed by model and machine.
+"""The run store: saved runs filed by model label and kind of machine, and their order.
 
-A saved run lives at ``<store>/<model label>/<machine id>/<name>.json`` (the store is
-``<rootdir>/.niah/runs`` by default) and holds the results with their provenance::
-
-    {"run_schema_version": 2, "name": ..., "label": ..., "saved_at": ..., "machine": {...},
-     "commit": {...}, "results": {...}}
-
-Saving a name again replaces that run. Only the standard library is imported here, so the
-plugin can resolve ``--niah-compare`` before any model work starts.
+A saved run lives at ``<store>/<model label>/<machine id>/<name>.json.gz`` (the store is
+``<rootdir>/.niah/runs`` by default; the file, and the plain ``<name>.json`` of runs saved
+by earlier versions, are described in :mod:`pytest_niah.results.run_file`).
+:class:`RunStore` owns the folders, saving, listing, the newest run and the order of runs
+(:func:`~pytest_niah.results.run_file.run_order`); ``--niah-save``, ``--niah-compare`` and
+``pytest-niah history`` all go through it. Only the standard library is imported here, so
+the plugin can resolve ``--niah-compare`` before any model work starts.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
 import os
-import platform
-import re
-import subprocess
+import secrets
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,84 +23,229 @@ from pathlib import Path
 from typing import Any
 
 from pytest_niah.config import paths
-from pytest_niah.errors import CompareError, ConfigError, NiahWarning, OutputError, ResultsError
-from pytest_niah.files import write_atomic
+from pytest_niah.config.niah import label_file_name
+from pytest_niah.errors import CompareError, NiahWarning, OutputError, ResultsError
+from pytest_niah.files import temp_prefix, write_atomic
 from pytest_niah.results.niah_results import NiahResults, read_text
+from pytest_niah.results.provenance import commit_info, machine_id, machine_info
+from pytest_niah.results.run_file import (
+    RunHeader,
+    aware,
+    check_name,
+    encode_run,
+    is_name,
+    run_file_name,
+    run_file_names,
+    run_header,
+    run_name_of,
+)
 from pytest_niah.results.schema import RUN_SCHEMA_VERSION, RunDocument, validate
+from pytest_niah.results.stale_temps import is_temp_file, remove_stale_temps_in
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 PREVIOUS = "previous"
-_HASHED = re.compile(r"-[0-9a-f]{10}$")
-_GIT_TIMEOUT_S = 10
 _LISTED_RUNS = 20
-_MAX_PLAIN = 100  # the longest label used as a folder name as it is (MAX_LABEL_LENGTH)
-# A run name's file, "<name>.json", and its temporary file while written (about 32 bytes
-# more) must fit the usual 255-byte limit of a file name.
-_MAX_NAME_BYTES = 200
-
-
-def machine_info() -> dict[str, str]:
-    """This machine and interpreter, as strings (no network)."""
-    return {
-        "node": platform.node(),
-        "system": platform.system(),
-        "release": platform.release(),
-        "machine": platform.machine(),
-        "python_implementation": platform.python_implementation(),
-        "python_version": platform.python_version(),
-        "cpu_count": str(os.cpu_count() or 0),
-    }
-
-
-def commit_info(cwd: Path | None = None) -> dict[str, str | bool]:
-    """The git commit checked out at ``cwd``: ``id``, ``branch`` and ``dirty``.
-
-    Args:
-        cwd: A folder inside the checkout; the current folder when ``None``.
-
-    Returns:
-        The commit's details, or ``{}`` when ``cwd`` is not in a git checkout with a commit,
-        or git is missing or fails. Never raises.
-    """
-    sha = _git(["rev-parse", "HEAD"], cwd)
-    if not sha:
-        return {}
-    branch = _git(["rev-parse", "--abbrev-ref", "HEAD"], cwd)
-    # Untracked files (saved runs themselves, reports) do not make a checkout dirty.
-    status = _git(["status", "--porcelain", "--untracked-files=no"], cwd)
-    return {
-        "id": sha,
-        # git prints "HEAD" for a detached head.
-        "branch": "(detached head)" if branch in (None, "HEAD") else branch,
-        "dirty": bool(status),
-    }
-
 
 default_store_dir = paths.store_dir
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """A file in the store that is not a readable saved run, and why (names the file)."""
+
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunStore:
+    """The saved runs under one folder: every reader and writer of saved runs goes here.
+
+    Attributes:
+        root: The store folder (see :func:`default_store_dir`).
+    """
+
+    root: Path
+
+    def folder(self, label: str, machine: str | None = None) -> Path:
+        """The folder of model ``label``'s runs on kind of machine ``machine`` (this one)."""
+        return Path(self.root) / label_file_name(label) / (machine or machine_id())
+
+    def path(self, name: str, label: str, machine: str | None = None) -> Path:
+        """Where run ``name`` of model ``label`` is saved on kind of machine ``machine``.
+
+        Raises:
+            ConfigError: ``name`` is empty, holds a path separator or is too long.
+        """
+        check_name(name)
+        return self.folder(label, machine) / run_file_name(name)
+
+    def saved(self, name: str, label: str, machine: str | None = None) -> Path | None:
+        """The file holding run ``name`` of model ``label`` on ``machine`` (this one), if any.
+
+        A run saved by this version (``<name>.json.gz``) comes before a plain ``<name>.json``
+        saved by an earlier one.
+
+        Raises:
+            ConfigError: ``name`` is empty, holds a path separator or is too long.
+        """
+        check_name(name)
+        return _saved_in(self.folder(label, machine), name)
+
+    def save(
+        self,
+        results: NiahResults,
+        name: str,
+        *,
+        label: str,
+        now: datetime | None = None,
+        commit: Mapping[str, str | bool] | None = None,
+        overwrite: bool = False,
+    ) -> Path:
+        """Save ``results`` as run ``name`` of model ``label``; see :func:`save_run`."""
+        machine = machine_info()
+        target = self.path(name, label, machine_id(machine))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps_in(target.parent)
+        payload = {
+            "run_schema_version": RUN_SCHEMA_VERSION,
+            "name": name,
+            "label": label,
+            "saved_at": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
+            "machine": machine,
+            # The store sits inside the project, so git finds the project's checkout from it.
+            "commit": dict(commit) if commit is not None else commit_info(target.parent),
+            "results": results.to_dict(),
+        }
+        data = encode_run(json.dumps(payload, indent=1, sort_keys=True, allow_nan=False))
+        existing = self.saved(name, label, machine_id(machine))
+        if overwrite:
+            write_atomic(target, data)
+            if existing is not None and existing != target:  # the plain file of an old save
+                existing.unlink(missing_ok=True)
+        elif existing is not None or not _create_whole(target, data):
+            raise OutputError(
+                f"--niah-save: run {name!r} of model {label!r} exists already "
+                f"({existing or target})",
+                "add --niah-save-overwrite to replace it, or save under another name",
+            )
+        return target
+
+    def files(self, labels: Sequence[str] = (), machine: str | None = None) -> list[Path]:
+        """Every saved run's file, sorted by path; nothing when the store is missing.
+
+        Args:
+            labels: Only the folders of these model labels; every label when empty.
+            machine: Only this machine id's folders; every machine when ``None``.
+        """
+        wanted = {label_file_name(label) for label in labels}
+        found: list[Path] = []
+        # Iterate rather than glob: a label folder may hold glob characters such as "[".
+        for model_dir in _subfolders(Path(self.root)):
+            if wanted and model_dir.name not in wanted:
+                continue
+            for machine_dir in _subfolders(model_dir):
+                if machine is None or machine_dir.name == machine:
+                    found.extend(_run_files_in(machine_dir))
+        return sorted(found)
+
+    def headers(
+        self, labels: Sequence[str] = (), machine: str | None = None
+    ) -> tuple[list[RunHeader], list[Unreadable]]:
+        """The runs of ``labels`` (all when empty) on ``machine`` (all when ``None``), in order.
+
+        Returns:
+            The runs' headers in the order of saved runs (oldest first; see
+            :func:`~pytest_niah.results.run_file.run_order`), and the files that are not
+            readable saved runs. Runs of another label sharing a folder name are left out.
+        """
+        headers: list[RunHeader] = []
+        unreadable: list[Unreadable] = []
+        for path in self.files(labels, machine):
+            try:
+                header = run_header(path)
+            except ResultsError as exc:
+                unreadable.append(Unreadable(path, str(exc)))
+                continue
+            if not labels or header.label in labels:
+                headers.append(header)
+        return sorted(headers, key=lambda h: h.order_key), unreadable
+
+    def load(self, path: Path) -> tuple[dict[str, Any], NiahResults]:
+        """Read the run at ``path`` (in this store or not); see :func:`load_run`."""
+        return load_run(path)
+
+    def latest(
+        self, label: str, machine: str | None = None, *, before: datetime | None = None
+    ) -> Path | None:
+        """The newest run of model ``label``: the last in the order of saved runs.
+
+        Args:
+            label: The model label.
+            machine: Only runs saved on this machine id; any machine when ``None``.
+            before: Only runs saved before this time (a time without a zone is UTC). Runs
+                keep whole seconds, so a run saved in the same second as ``before`` counts
+                as not before it.
+
+        Returns:
+            The newest matching run's file, or ``None``. An unreadable file is skipped with
+            a :class:`~pytest_niah.errors.NiahWarning` naming it.
+        """
+        limit = None if before is None else aware(before).replace(microsecond=0)
+        headers, unreadable = self.headers([label], machine)
+        for bad in unreadable:
+            warnings.warn(NiahWarning(f"{bad.reason} (skipped)"), stacklevel=3)
+        older = [h for h in headers if limit is None or h.saved_at < limit]
+        return older[-1].path if older else None
+
+    def resolve(self, ref: str, label: str, *, before: datetime | None = None) -> Path:
+        """The file a ``--niah-compare`` reference points at; see :func:`resolve_run`."""
+        path = Path(ref)
+        if path.is_file():
+            return path
+        is_run_name = bool(ref) and is_name(ref)
+        here = _saved_in(self.folder(label), ref) if is_run_name else None
+        if ref == PREVIOUS and here is None:
+            latest = self.latest(label, machine_id(), before=before)
+            if latest is None:
+                raise CompareError(
+                    f"--niah-compare=previous: no run of model {label!r} is saved on this kind "
+                    f"of machine ({machine_id()}) in {self.root}",
+                    "save one first with --niah-save=NAME (CI: save every run under a new "
+                    "name, e.g. the commit id, and restore the run store between jobs)",
+                )
+            return latest
+        if here is not None:
+            return here
+        if is_run_name:  # the newest run of that name saved on any machine
+            named = [h for h in self.headers([label])[0] if run_name_of(h.path) == ref]
+            if named:
+                return named[-1].path
+        raise CompareError(
+            f"--niah-compare: {ref!r} is neither a results file nor a run saved for model "
+            f"{label!r} in {self.root}",
+            self._available(),
+        )
+
+    def _available(self) -> str:
+        runs = [
+            str(p.relative_to(self.root).with_name(run_name_of(p) or p.name)) for p in self.files()
+        ]
+        if not runs:
+            return "no runs are saved there yet: save one with --niah-save=NAME"
+        listed = ", ".join(runs[:_LISTED_RUNS])
+        more = f" and {len(runs) - _LISTED_RUNS} more" if len(runs) > _LISTED_RUNS else ""
+        return (
+            f"give the name of a run of this model, or the path of any run's file; saved runs "
+            f"(model/machine/name): {listed}{more}"
+        )
+
+
 def run_key(model_label: str, machine: Mapping[str, str]) -> str:
-    """The store folder of one model on one kind of machine.
+    """The store folder of one model on one kind of machine, relative to the store.
 
-    E.g. ``packaged-minilm/Linux-x86_64-cp311``: the model label made safe for a folder name,
-    then the machine id: system, architecture, Python implementation and version, but not
-    the host name, so runs of one setup on different hosts share a folder.
+    E.g. ``packaged-minilm/Linux-x86_64-cp311``: the label's file name, then the machine id.
     """
-    return f"{label_folder(model_label)}/{_machine_id(machine)}"
-
-
-def label_folder(label: str) -> str:
-    """The store folder of a model label; also what any file named after a label is built from.
-
-    The label itself when it is a plain, safe name of at most :data:`_MAX_PLAIN` characters,
-    else a readable slug plus a hash of the label, so two labels never share a folder
-    (``模型`` and ``型号``, ``.`` and ``..``), none leaves the store, and none is longer than
-    71 characters: a file name built from it stays far below the file system's limit.
-    """
-    if _safe(label) == label and not _HASHED.search(label) and len(label) <= _MAX_PLAIN:
-        return label
-    digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return f"{_safe(label)[:60]}-{digest}"
+    return f"{label_file_name(model_label)}/{machine_id(machine)}"
 
 
 def save_run(
@@ -118,6 +260,10 @@ def save_run(
 ) -> Path:
     """Save ``results`` as run ``name`` of model ``label``.
 
+    Without ``overwrite`` the run is created whole or not at all, and only when no run of
+    that name exists: of two runs saving one name at once, one fails. Temporary files that
+    killed saves left in the run's folder are removed first.
+
     Args:
         results: The results to save.
         name: The run's name, e.g. ``baseline``; a file name, not a path.
@@ -125,46 +271,32 @@ def save_run(
         label: The model label the plugin uses, e.g. ``packaged-minilm``.
         now: The save time; the current UTC time when ``None``.
         commit: The commit to record (``id``, ``branch``, ``dirty``); when ``None``, the
-            checkout the store sits in (:func:`commit_info`).
+            checkout the store sits in (:func:`~pytest_niah.results.provenance.commit_info`).
         overwrite: Replace a run saved under this name before; otherwise that is an error.
 
     Returns:
-        The written file, ``<store>/<run_key>/<name>.json``.
+        The written file, ``<store>/<run_key>/<name>.json.gz``; a plain ``<name>.json``
+        an earlier version saved there is replaced too (with ``overwrite``).
 
     Raises:
         ConfigError: ``name`` is empty or holds a path separator.
         OutputError: a run of this name exists and ``overwrite`` is off.
     """
-    machine = machine_info()
-    target = run_path(name, store=store, label=label)
-    if target.exists() and not overwrite:
-        raise OutputError(
-            f"--niah-save: run {name!r} of model {label!r} exists already ({target})",
-            "add --niah-save-overwrite to replace it, or save under another name",
-        )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "run_schema_version": RUN_SCHEMA_VERSION,
-        "name": name,
-        "label": label,
-        "saved_at": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
-        "machine": machine,
-        # The store sits inside the project, so git finds the project's checkout from it.
-        "commit": dict(commit) if commit is not None else commit_info(target.parent),
-        "results": results.to_dict(),
-    }
-    write_atomic(target, json.dumps(payload, indent=1, sort_keys=True, allow_nan=False))
-    return target
+    store_ = RunStore(Path(store))
+    return store_.save(results, name, label=label, now=now, commit=commit, overwrite=overwrite)
 
 
 def run_path(name: str, *, store: Path, label: str) -> Path:
-    """Where run ``name`` of model ``label`` is saved on this kind of machine.
+    """The file of run ``name`` of model ``label`` on this kind of machine.
+
+    The run's file when one is saved there (a plain ``<name>.json`` an earlier version
+    saved included: a save without overwrite refuses it too), else where it will be saved.
 
     Raises:
         ConfigError: ``name`` is empty or holds a path separator.
     """
-    check_name(name)
-    return Path(store) / run_key(label, machine_info()) / f"{name}.json"
+    runs = RunStore(Path(store))
+    return runs.saved(name, label) or runs.path(name, label)
 
 
 def resolve_run(ref: str, *, store: Path, label: str, before: datetime | None = None) -> Path:
@@ -180,41 +312,34 @@ def resolve_run(ref: str, *, store: Path, label: str, before: datetime | None = 
     Returns:
         ``ref`` itself when it is an existing file; for ``previous`` (unless a run is named
         so) the newest run of this model saved on this kind of machine; else the run
-        ``ref`` saved on this kind of machine, else the most recently modified run ``ref``
-        of this model on any machine.
+        ``ref`` saved on this kind of machine, else the newest run ``ref`` of this model on
+        any machine.
 
     Raises:
         CompareError: nothing matches; the message lists the saved runs.
     """
-    path = Path(ref)
-    if path.is_file():
-        return path
-    store = Path(store)
-    if ref == PREVIOUS and not (store / run_key(label, machine_info()) / f"{ref}.json").is_file():
-        latest = latest_run(store, label, machine_id(), before=before)
-        if latest is None:
-            raise CompareError(
-                f"--niah-compare=previous: no run of model {label!r} is saved on this kind of "
-                f"machine ({machine_id()}) in {store}",
-                "save one first with --niah-save=NAME (CI: save every run under a new name, "
-                "e.g. the commit id, and restore the run store between jobs)",
-            )
-        return latest
-    if ref and _is_name(ref):
-        here = store / run_key(label, machine_info()) / f"{ref}.json"
-        if here.is_file():
-            return here
-        model_dir = store / label_folder(label)
-        # Iterate rather than glob: a name may hold glob characters such as "[".
-        machines = sorted(model_dir.iterdir()) if model_dir.is_dir() else []
-        anywhere = [m / f"{ref}.json" for m in machines if (m / f"{ref}.json").is_file()]
-        if anywhere:
-            return max(anywhere, key=lambda p: p.stat().st_mtime)
-    raise CompareError(
-        f"--niah-compare: {ref!r} is neither a results file nor a run saved for model "
-        f"{label!r} in {store}",
-        _available(store),
-    )
+    return RunStore(Path(store)).resolve(ref, label, before=before)
+
+
+def run_files(store: Path, *, labels: Sequence[str] = (), machine: str | None = None) -> list[Path]:
+    """Every saved run's file in ``store``, sorted by path (see :meth:`RunStore.files`)."""
+    return RunStore(Path(store)).files(labels, machine)
+
+
+def latest_run(
+    store: Path,
+    label: str,
+    machine: str | None = None,
+    *,
+    before: datetime | None = None,
+) -> Path | None:
+    """The newest run saved for model ``label``: what ``--niah-compare=previous`` compares with.
+
+    The last run in the order of saved runs (save time, then name, then path; see
+    :func:`~pytest_niah.results.run_file.run_order`), the run ``pytest-niah history`` ends
+    on. Arguments as :meth:`RunStore.latest`.
+    """
+    return RunStore(Path(store)).latest(label, machine, before=before)
 
 
 def load_run(path: Path) -> tuple[dict[str, Any], NiahResults]:
@@ -243,164 +368,54 @@ def load_run(path: Path) -> tuple[dict[str, Any], NiahResults]:
     return metadata, NiahResults.from_document(run.results, source=source)
 
 
-@dataclass(frozen=True)
-class RunHeader:
-    """Who saved a run, when and where, read without validating its results.
+def _create_whole(target: Path, data: bytes) -> bool:
+    """Create ``target`` holding ``data``, whole or not at all; ``False`` when it exists.
 
-    Attributes:
-        path: The run's file.
-        name: The run's name (``--niah-save=NAME``).
-        label: The model label it was saved for.
-        saved_at: When it was saved, timezone-aware (a time without a zone is read as UTC).
-        machine: The machine id of its folder, e.g. ``Linux-x86_64-cp311``.
+    The data go to a temporary file first, which is then linked to ``target``: a link never
+    replaces an existing file, so the check and the write are one step. Where the file
+    system has no hard links, the check and a rename are as close as it allows.
     """
-
-    path: Path
-    name: str
-    label: str
-    saved_at: datetime
-    machine: str
-
-
-def machine_id(machine: Mapping[str, str] | None = None) -> str:
-    """The id of a kind of machine, as its store folder is named (this machine's by default).
-
-    E.g. ``Linux-x86_64-cp311``: system, architecture, Python implementation and version.
-    """
-    return _machine_id(machine_info() if machine is None else machine)
-
-
-def parse_saved_at(text: str) -> datetime:
-    """A run's ``saved_at`` as a timezone-aware time; a time without a zone is UTC.
-
-    Raises:
-        ValueError: ``text`` is not an ISO 8601 time.
-    """
-    stamp = text.strip()
-    if stamp.endswith(("Z", "z")):
-        stamp = stamp[:-1] + "+00:00"
-    moment = datetime.fromisoformat(stamp)
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
-
-
-def run_files(store: Path, *, labels: Sequence[str] = (), machine: str | None = None) -> list[Path]:
-    """Every saved run's file in ``store``, sorted by path; nothing when the store is missing.
-
-    Args:
-        store: The store folder.
-        labels: Only the folders of these model labels; every label when empty. A folder
-            name can stand for several labels (``a:b`` and ``a-b``), so a caller that must
-            be exact checks each run's own ``label``.
-        machine: Only this machine id's folders (see :func:`machine_id`); every machine
-            when ``None``.
-    """
-    root = Path(store)
-    wanted = {label_folder(label) for label in labels}
-    files: list[Path] = []
-    # Iterate rather than glob: a label folder may hold glob characters such as "[".
-    for model_dir in _subfolders(root):
-        if wanted and model_dir.name not in wanted:
-            continue
-        for machine_dir in _subfolders(model_dir):
-            if machine is not None and machine_dir.name != machine:
-                continue
-            try:
-                entries = list(machine_dir.iterdir())
-            except OSError:
-                continue
-            files.extend(p for p in entries if p.suffix == ".json" and not p.name.startswith("."))
-    return sorted(files)
-
-
-def run_header(path: Path) -> RunHeader:
-    """The name, label, save time and machine of a saved run, without validating its results.
-
-    Raises:
-        ResultsError: the file cannot be read, is not JSON, or is not a saved run; the
-            message names the file.
-    """
-    text = read_text(path, "saved run")
+    tmp = target.with_name(temp_prefix(target) + secrets.token_hex(4))
+    # 0o666 less the umask, as a plain open() gives: saved runs stay readable to CI steps.
+    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ResultsError(
-            f"{path}: not a saved run (not valid JSON: {exc})", "save the run again"
-        ) from None
-    fields = data if isinstance(data, dict) else {}
-    name, label, saved_at = (fields.get(key) for key in ("name", "label", "saved_at"))
-    if (
-        "run_schema_version" not in fields
-        or not isinstance(name, str)
-        or not isinstance(label, str)
-        or not isinstance(saved_at, str)
-    ):
-        raise ResultsError(
-            f"{path}: not a saved run (no run_schema_version, name, label and saved_at)",
-            "save runs with --niah-save=NAME; a --niah-json results file does not belong "
-            "in the run store",
-        )
-    try:
-        moment = parse_saved_at(saved_at)
-    except ValueError:
-        raise ResultsError(
-            f"{path}: saved_at {saved_at!r} is not an ISO 8601 time", "save the run again"
-        ) from None
-    return RunHeader(Path(path), name, label, moment, Path(path).parent.name)
-
-
-def latest_run(
-    store: Path,
-    label: str,
-    machine: str | None = None,
-    *,
-    before: datetime | None = None,
-) -> Path | None:
-    """The newest run saved for model ``label``: what ``--niah-compare=previous`` compares with.
-
-    Runs are ordered by ``saved_at``, then (within its second) by when the file was
-    written, then by name and path. A file that cannot be
-    read is skipped with a :class:`~pytest_niah.errors.NiahWarning` naming it.
-
-    Args:
-        store: The store folder.
-        label: The model label, as given to :func:`save_run`.
-        machine: Only runs saved on this machine id (see :func:`machine_id`); runs of any
-            machine when ``None``.
-        before: Only runs saved before this time (a time without a zone is UTC). Runs keep
-            whole seconds, so a run saved in the same second as ``before`` counts as not
-            before it. Pass the time this session started, so that the run this session
-            saves itself is never its own "previous".
-
-    Returns:
-        The newest matching run's file, or ``None`` when there is none.
-    """
-    limit = None if before is None else _aware(before).replace(microsecond=0)
-    newest: tuple[datetime, int, str, str] | None = None
-    found: Path | None = None
-    for path in run_files(store, labels=[label], machine=machine):
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
         try:
-            header = run_header(path)
-        except ResultsError as exc:
-            warnings.warn(NiahWarning(f"{exc} (skipped)"), stacklevel=2)
-            continue
-        if header.label != label or (limit is not None and header.saved_at >= limit):
-            continue
-        # Runs keep whole seconds: within one second the file written last is the newer.
-        key = (header.saved_at, _mtime_ns(path), header.name, str(path))
-        if newest is None or key > newest:
-            newest, found = key, path
-    return found
+            os.link(tmp, target)
+        except FileExistsError:
+            return False
+        except OSError:  # no hard links here (some network and FAT file systems)
+            if target.exists():
+                return False
+            os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return True
 
 
-def _mtime_ns(path: Path) -> int:
+def _saved_in(folder: Path, name: str) -> Path | None:
+    """The file of run ``name`` in ``folder``: ``<name>.json.gz``, else a plain ``<name>.json``."""
+    for path in map(folder.joinpath, run_file_names(name)):
+        with contextlib.suppress(OSError):  # a path the file system cannot hold: no run
+            if path.is_file():
+                return path
+    return None
+
+
+def _run_files_in(folder: Path) -> list[Path]:
     try:
-        return path.stat().st_mtime_ns
+        entries = list(folder.iterdir())
     except OSError:
-        return 0
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+        return []
+    return [
+        p
+        for p in entries
+        if run_name_of(p) is not None and not p.name.startswith(".") and not is_temp_file(p)
+    ]
 
 
 def _subfolders(folder: Path) -> list[Path]:
@@ -408,74 +423,3 @@ def _subfolders(folder: Path) -> list[Path]:
         return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     except OSError:
         return []
-
-
-def _git(args: list[str], cwd: Path | None) -> str | None:
-    """Stripped stdout of a git command, or ``None`` when it cannot run or fails."""
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT_S,
-            check=False,
-            # Never wait on a credential or pager prompt.
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat"},
-        )
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
-def _machine_id(machine: Mapping[str, str]) -> str:
-    impl = machine.get("python_implementation", "")
-    tag = {"CPython": "cp", "PyPy": "pp"}.get(impl, impl.lower()[:2] or "py")
-    version = "".join(machine.get("python_version", "").split(".")[:2])
-    parts = [machine.get("system") or "unknown", machine.get("machine") or "unknown", tag + version]
-    return _safe("-".join(parts))
-
-
-def _safe(text: str) -> str:
-    """A single, portable folder name from any text."""
-    return _UNSAFE.sub("-", text).strip("-.") or "unnamed"
-
-
-def _is_name(text: str) -> bool:
-    separators = {"/", "\\", os.sep, *([os.altsep] if os.altsep else [])}
-    return not any(sep in text for sep in separators) and text not in (".", "..")
-
-
-def check_name(name: str) -> None:
-    """Refuse run names that are empty, leave the store folder (``a/b``, ``..``) or are too long."""
-    if not name.strip() or not _is_name(name) or "\0" in name:
-        raise ConfigError(
-            f"--niah-save: run name {name!r} is not a plain file name",
-            "give a name such as 'baseline' (not empty, no path separators)",
-        )
-    try:
-        size = len(os.fsencode(name))
-    except UnicodeError:  # a lone surrogate the file system encoding cannot hold
-        raise ConfigError(
-            f"--niah-save: run name {name!r} cannot be a file name here (its characters have "
-            "no encoding on this file system)",
-            "give a name such as 'baseline'",
-        ) from None
-    if size > _MAX_NAME_BYTES:
-        raise ConfigError(
-            f"--niah-save: run name {name[:40]!r}... is {size} bytes long, too long for a file "
-            f"name (at most {_MAX_NAME_BYTES})",
-            f"give a shorter name, e.g. {_safe(name)[:40]!r}",
-        )
-
-
-def _available(store: Path) -> str:
-    runs = sorted(str(p.relative_to(store).with_suffix("")) for p in store.glob("*/*/*.json"))
-    if not runs:
-        return "no runs are saved there yet: save one with --niah-save=NAME"
-    listed = ", ".join(runs[:_LISTED_RUNS])
-    more = f" and {len(runs) - _LISTED_RUNS} more" if len(runs) > _LISTED_RUNS else ""
-    return (
-        f"give the name of a run of this model, or the path of any run's file; saved runs "
-        f"(model/machine/name): {listed}{more}"
-    )

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
-import shutil
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,12 +14,11 @@ from pytest_niah.config.niah import NiahConfig
 from pytest_niah.errors import CompareError, ConfigError, OutputError, ResultsError
 from pytest_niah.experiment import run_experiment
 from pytest_niah.results.niah_results import NiahResults
+from pytest_niah.results.provenance import commit_info, machine_info
+from pytest_niah.results.schema import RUN_SCHEMA_VERSION
 from pytest_niah.results.storage import (
-    RUN_SCHEMA_VERSION,
-    commit_info,
     default_store_dir,
     load_run,
-    machine_info,
     resolve_run,
     run_key,
     save_run,
@@ -131,8 +130,8 @@ def test_commit_info_is_empty_outside_a_repo_and_never_raises(no_outer_repo, mon
 def test_save_resolve_load_round_trip(results, tmp_path):
     store = tmp_path / "runs"
     path = save_run(results, "baseline", store=store, label=LABEL, now=SAVED_AT)
-    assert path == store / run_key(LABEL, machine_info()) / "baseline.json"
-    assert sorted(p.name for p in path.parent.iterdir()) == ["baseline.json"], "no temp files"
+    assert path == store / run_key(LABEL, machine_info()) / "baseline.json.gz"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["baseline.json.gz"], "no temp files"
     assert resolve_run("baseline", store=store, label=LABEL) == path
 
     meta, loaded = load_run(path)
@@ -179,7 +178,7 @@ def test_previous_is_the_newest_run_saved_before_this_session(results, tmp_path)
     assert resolve_run("previous", store=tmp_path, label=LABEL) == newer
     started = SAVED_AT.replace(month=6)
     older = resolve_run("previous", store=tmp_path, label=LABEL, before=started)
-    assert older.name == "first.json"
+    assert older.name == "first.json.gz"
     with pytest.raises(CompareError, match=r"no run of model 'nobody'.*--niah-save"):
         resolve_run("previous", store=tmp_path, label="nobody")
 
@@ -208,22 +207,23 @@ def test_names_with_path_separators_or_empty_are_rejected(results, tmp_path, nam
     with pytest.raises(ConfigError, match="run name") as info:
         save_run(results, name, store=tmp_path, label=LABEL)
     assert repr(name) in str(info.value)
-    assert not any(tmp_path.rglob("*.json"))
+    assert not any(tmp_path.rglob("*.json*"))
 
 
-def test_resolve_prefers_this_machine_then_the_latest_other(results, tmp_path):
+def test_resolve_prefers_this_machine_then_the_newest_other(results, tmp_path):
     store = tmp_path / "runs"
-    mine = save_run(results, "baseline", store=store, label=LABEL)
+    mine = save_run(results, "baseline", store=store, label=LABEL, now=SAVED_AT)
     model_dir = store / run_key(LABEL, machine_info()).split("/")[0]
-    older, newer = model_dir / "Other-arm64-cp39", model_dir / "Other-arm64-cp312"
-    for folder, mtime in ((older, 1_000_000), (newer, 2_000_000)):
+    # The newest by save time, not by file time or folder name ("cp312" sorts before "cp39").
+    newer, older = model_dir / "Other-arm64-cp312", model_dir / "Other-arm64-cp39"
+    for folder, year, mtime in ((newer, 2026, 1_000_000), (older, 2025, 2_000_000)):
         folder.mkdir()
-        copy = folder / "baseline.json"
-        shutil.copy(mine, copy)
-        os.utime(copy, (mtime, mtime))
-    os.utime(mine, (1, 1))  # this machine's is the oldest, and still wins
+        data = json.loads(gzip.decompress(mine.read_bytes()))
+        data["saved_at"] = SAVED_AT.replace(year=year).isoformat()
+        (folder / "baseline.json").write_text(json.dumps(data))
+        os.utime(folder / "baseline.json", (mtime, mtime))
 
-    assert resolve_run("baseline", store=store, label=LABEL) == mine
+    assert resolve_run("baseline", store=store, label=LABEL) == mine, "this machine's first"
     mine.unlink()
     assert resolve_run("baseline", store=store, label=LABEL) == newer / "baseline.json"
 
@@ -290,7 +290,7 @@ def test_a_bad_file_is_a_results_error_naming_it(tmp_path, text, why):
 
 def test_a_bad_saved_run_names_the_json_path_inside_its_results(results, tmp_path):
     path = save_run(results, "base", store=tmp_path, label=LABEL)
-    data = json.loads(path.read_text())
+    data = json.loads(gzip.decompress(path.read_bytes()))
     data["results"]["cases"][2]["cos_qh"] = "high"
     data["commit"]["when"] = float("nan")
     path.write_text(json.dumps(data))
@@ -314,7 +314,8 @@ def test_a_missing_file_is_a_results_error_naming_it(tmp_path):
     assert str(path) in str(info.value)
 
 
-def test_a_saved_run_is_plain_json_without_nan(results, tmp_path):
+def test_a_saved_run_is_strict_json_without_nan(results, tmp_path):
     path = save_run(results, "strict", store=tmp_path, label=LABEL)
-    data = json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in file"))
+    text = gzip.decompress(path.read_bytes()).decode("utf-8")
+    data = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in file"))
     assert data["results"] == json.loads(results.to_json())

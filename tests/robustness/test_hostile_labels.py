@@ -2,7 +2,7 @@
 
 A label names files (the shared results file, ``--niah-json`` per model, run-store and
 snapshot folders); every such name goes through the one-to-one, bounded
-:func:`~pytest_niah.results.storage.label_folder`, and a label that is too long, holds odd
+:func:`~pytest_niah.config.niah.label_file_name`, and a label that is too long, holds odd
 characters or no letter or digit is a usage error before anything runs.
 """
 
@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.config.niah import MAX_LABEL_LENGTH, ModelSpec, NiahConfig
+from pytest_niah.config.niah import MAX_LABEL_LENGTH, ModelSpec, NiahConfig, label_file_name
 from pytest_niah.errors import ConfigError
 from pytest_niah.plugin.outputs import json_target
 from pytest_niah.plugin.session import NiahSession
-from pytest_niah.results.storage import label_folder
 
 LONG = "L" * 240
 NAME_MAX = 255
@@ -65,7 +64,7 @@ def test_odd_labels_are_all_reported_at_once(niah_run):
 
 
 def test_a_label_at_the_length_limit_runs_and_names_its_files_safely(niah_run):
-    label = "L" * MAX_LABEL_LENGTH
+    label = "l" * MAX_LABEL_LENGTH  # plain (lowercase): its files are named after it as it is
     result = niah_run.run(
         f"--niah-model={label}=lexical:tfidf",
         "--niah-model=b=lexical:tfidf",
@@ -100,15 +99,15 @@ def test_an_existing_path_holding_an_equals_sign_is_a_model(tmp_path, monkeypatc
     "label", [LONG, "x" * 101, "模" * 200, ".", "..", "a/../../b", "L" * 90 + "-0123456789"]
 )
 def test_label_folder_is_short_and_stays_inside(label):
-    folder = label_folder(label)
+    folder = label_file_name(label)
     assert 0 < len(folder.encode()) <= 100
     assert "/" not in folder and folder not in (".", "..")
 
 
 def test_label_folder_keeps_plain_labels_and_tells_long_ones_apart():
-    assert label_folder("L" * 100) == "L" * 100
-    assert label_folder("L" * 101) != label_folder("L" * 102)
-    assert label_folder("L" * 101) != "L" * 101
+    assert label_file_name("l" * 100) == "l" * 100
+    assert label_file_name("l" * 101) != label_file_name("l" * 102)
+    assert label_file_name("l" * 101) != "l" * 101
 
 
 def session_with(label: str, tmp_path: Path) -> NiahSession:

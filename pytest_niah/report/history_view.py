@@ -1,29 +1,26 @@
-"""The history of saved runs as a terminal table, markdown, an HTML page or section, and a plot.
+"""The history of saved runs as a terminal table, markdown, and an HTML page or section.
 
-The data come from :mod:`pytest_niah.results.history`; each table has one row per run
+The data come from :mod:`pytest_niah.results.run_history`; each table has one row per run
 (save date, run name, commit, model identity) and one column per length with the metric
 and its 95% interval, then two rows that measure drift: the total change from the first run
 to the last (the sum of the steps between consecutive runs) and the largest single step.
 A length whose total is larger than every single step gets a drift line below the table.
-matplotlib is imported only by :func:`history_figure`.
+The plot is drawn by :mod:`pytest_niah.report.history_plot`.
 """
 
 from __future__ import annotations
 
 import base64
-import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from pytest_niah.display import fmt, signed
 from pytest_niah.report.escape import html_text, md_text, one_line
-from pytest_niah.report.figures import MatplotlibMissingError
 from pytest_niah.report.html import CSS, table
 from pytest_niah.report.tables import markdown_table
 from pytest_niah.report.terminal import WIDTH, aligned, metric_digits
-from pytest_niah.results.history import (
+from pytest_niah.results.run_history import (
     DRIFT_MIN,
     Drift,
     History,
@@ -32,12 +29,8 @@ from pytest_niah.results.history import (
     metric_label,
 )
 
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-
 __all__ = [
     "DRIFT_EXPLAINED",
-    "history_figure",
     "history_html",
     "history_lines",
     "history_markdown",
@@ -51,7 +44,6 @@ DRIFT_EXPLAINED = (
     "its --niah-compare-fail allowance against the run before while the total did not."
 )
 _NAME_CHARS = 24
-_TICK_CHARS = 14
 TOTAL_ROW = "total change"
 STEP_ROW = "largest step"
 
@@ -152,7 +144,8 @@ def history_section(
     Args:
         history: The series to show.
         metrics: The metrics, one table each per series.
-        png: The plot (:func:`history_figure`), embedded as a data URI; none when ``None``.
+        png: The plot (:func:`~pytest_niah.report.history_plot.history_figure`), embedded
+            as a data URI; none when ``None``.
         min_change: The smallest total change called drift.
     """
     parts = [
@@ -225,132 +218,7 @@ def history_html(
     )
 
 
-# -- plot -------------------------------------------------------------------------------------
-
-
-def history_figure(
-    history: History, metrics: Sequence[str], *, min_change: float = DRIFT_MIN
-) -> bytes:
-    """The history plot as PNG bytes: one panel per model label and metric, stacked.
-
-    x is the run order (ticks name each run and its commit), one line per length with its
-    95% interval as error bars, and a label above each run whose model identity differs
-    from the run before (the first run's included). A panel's title names the lengths
-    that drifted (see :class:`~pytest_niah.results.history.Drift`).
-
-    Raises:
-        MatplotlibMissingError: matplotlib is not installed; the message names the extra.
-    """
-    _require_matplotlib()
-    from pytest_niah.report.figures import (
-        CHANCE_COLOR,
-        MARKERS,
-        PALETTE,
-        _figure,
-        _outside_legend,
-        _png,
-        _style,
-    )
-
-    panels = [(s, m) for s in history.series for m in metrics]
-    lengths = sorted({n for s in history.series for n in s.lengths})
-    colors = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(lengths)}
-    markers = {n: MARKERS[i % len(MARKERS)] for i, n in enumerate(lengths)}
-    with _style():
-        fig, axes = _figure(len(panels) or 1, row_height=3.8)
-        for ax, (series, metric) in zip(axes, panels, strict=False):
-            count = len(series.runs)
-            # Lengths sit side by side around each run, so their error bars do not overlap.
-            spread = 0.25 / max(1, len(series.lengths) - 1)
-            for j, length in enumerate(series.lengths):
-                offset = (j - (len(series.lengths) - 1) / 2) * spread
-                _length_line(
-                    ax,
-                    series.points(metric, length),
-                    offset,
-                    f"{length} tokens",
-                    colors[length],
-                    markers[length],
-                )
-            if metric in ("auc", "comparative_ratio"):
-                ax.axhline(
-                    0.5, color=CHANCE_COLOR, linestyle="--", linewidth=1.0, label="chance (0.5)"
-                )
-                ax.set_ylim(-0.03, 1.1)
-            _identity_marks(ax, series)
-            # Many runs: slanted names stay readable.
-            slant: dict[str, Any] = (
-                {"rotation": 45, "ha": "right", "rotation_mode": "anchor"} if count > 8 else {}
-            )
-            ax.set_xticks(
-                range(count),
-                [f"{_short(r.name, _TICK_CHARS)}\n{r.commit_text}" for r in series.runs],
-                **slant,
-            )
-            ax.set_xlim(-0.6, count - 0.4)
-            ax.set_xlabel("saved run, oldest first (name, commit)")
-            drifted = [d.length for d in series.drift(metric, min_change=min_change) if d.flagged]
-            drift = f" · drift at {', '.join(map(str, drifted))}" if drifted else ""
-            ax.set_title(
-                f"{one_line(series.label)} · {series.arm}/{series.scoring} · "
-                f"{metric_label(metric)}{drift}"
-            )
-            ax.set_ylabel(metric_label(metric))
-        if not panels:
-            axes[0].text(0.5, 0.5, "no saved runs", transform=axes[0].transAxes, ha="center")
-        _outside_legend(fig, axes, title="haystack length")
-        return _png(fig)
-
-
 # -- shared pieces ----------------------------------------------------------------------------
-
-
-def _require_matplotlib() -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError as exc:
-        raise MatplotlibMissingError(
-            "the history plot needs matplotlib, which is not installed"
-        ) from exc
-
-
-def _length_line(
-    ax: Axes, points: Sequence[Point | None], offset: float, name: str, color: str, marker: str
-) -> None:
-    xs = [i + offset for i in range(len(points))]
-    ys = [math.nan if p is None else p.value for p in points]
-    low = [p.value - p.low if p is not None and p.has_interval else 0.0 for p in points]
-    high = [p.high - p.value if p is not None and p.has_interval else 0.0 for p in points]
-    ax.errorbar(
-        xs,
-        ys,
-        yerr=[
-            [max(v, 0.0) if math.isfinite(v) else 0.0 for v in low],
-            [max(v, 0.0) if math.isfinite(v) else 0.0 for v in high],
-        ],
-        color=color,
-        marker=marker,
-        capsize=3,
-        elinewidth=1.0,
-        label=name,
-    )
-
-
-def _identity_marks(ax: Axes, series: Series) -> None:
-    for i in series.identity_changes():
-        if i > 0:
-            ax.axvline(i - 0.5, color="#999999", linestyle=":", linewidth=1.0)
-        ax.annotate(
-            f"model {series.runs[i].identity}",
-            xy=(i, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(0, -2),
-            textcoords="offset points",
-            ha="center",
-            va="top",
-            fontsize=8,
-            color="#444444",
-        )
 
 
 def _title(series: Series) -> str:
@@ -386,7 +254,7 @@ def _cells(series: Series, metric: str, name_chars: int | None) -> _Table:
     info_header = ["#", "saved", "run", "commit", "model", *(["machine"] if several else [])]
     info_rows = []
     for i, run in enumerate(series.runs):
-        name = one_line(run.name) if name_chars is None else _short(run.name, name_chars)
+        name = one_line(run.name) if name_chars is None else short_text(run.name, name_chars)
         row = [str(i + 1), run.date, name, run.commit_text, run.identity]
         info_rows.append(row + ([run.machine] if several else []))
     length_rows = [
@@ -476,7 +344,8 @@ def _drift_texts(series: Series, drifts: Sequence[Drift]) -> list[str]:
     return out
 
 
-def _short(text: str, chars: int) -> str:
+def short_text(text: str, chars: int) -> str:
+    """``text`` on one line, cut to ``chars`` characters with "…" when longer."""
     flat = one_line(text)
     return flat if len(flat) <= chars else flat[: chars - 1] + "…"
 

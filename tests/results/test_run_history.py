@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import shutil
+import time
 import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -14,22 +16,17 @@ import pytest
 
 from pytest_niah import NiahConfig, run_experiment
 from pytest_niah.errors import ConfigError, NiahWarning
-from pytest_niah.results.history import (
+from pytest_niah.results.niah_results import NiahResults
+from pytest_niah.results.provenance import machine_id
+from pytest_niah.results.run_file import parse_saved_at, run_header
+from pytest_niah.results.run_history import (
     SavedRun,
     build_history,
     load_history,
     metric_names,
     read_runs,
 )
-from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.storage import (
-    latest_run,
-    machine_id,
-    parse_saved_at,
-    run_files,
-    run_header,
-    save_run,
-)
+from pytest_niah.results.storage import latest_run, resolve_run, run_files, save_run
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "gutenberg"
 LABEL = "lexical:tfidf"
@@ -309,7 +306,7 @@ def test_labels_sharing_a_folder_stay_apart(measured, tmp_path):
     save(measured, "dash", tmp_path, 1, label="a-b")
     assert len(run_files(tmp_path)) == 2
     assert [r.name for r in read_runs(tmp_path, labels=["a:b"])[0]] == ["colon"]
-    assert latest_run(tmp_path, "a:b").name == "colon.json"
+    assert latest_run(tmp_path, "a:b").name == "colon.json.gz"
 
 
 def test_an_empty_or_missing_store_has_no_runs(tmp_path):
@@ -347,9 +344,28 @@ def test_latest_run_is_the_newest_by_save_time_not_by_name_or_file_time(measured
 
 
 def test_latest_run_breaks_ties_by_name(measured, tmp_path):
-    save(measured, "a", tmp_path, 1)
+    # One second: "b" is written first and has the older file time, so a tie broken by file
+    # time (or by the order of writing) would pick "a".
     b = save(measured, "b", tmp_path, 1)
+    a = save(measured, "a", tmp_path, 1)
+    os.utime(b, ns=(1_000_000_000, 1_000_000_000))
+    os.utime(a, ns=(2_000_000_000, 2_000_000_000))
     assert latest_run(tmp_path, LABEL) == b
+
+
+def test_latest_run_is_the_run_the_history_ends_on_within_one_second(measured, tmp_path):
+    # Issue 21: saved in one second, "--niah-compare=previous" picked the file written last
+    # ("nightly-a") while the history ended on the name sorted last ("nightly-b").
+    second = T0 + timedelta(days=3)
+    save_run(measured, "nightly-b", store=tmp_path, label=LABEL, now=second, commit={})
+    written_last = save_run(measured, "nightly-a", store=tmp_path, label=LABEL, now=second)
+    later = time.time() + 10
+    os.utime(written_last, (later, later))
+    runs, _ = read_runs(tmp_path, labels=[LABEL])
+    (series,) = build_history(runs).series
+    assert [r.name for r in series.runs] == ["nightly-a", "nightly-b"]
+    assert latest_run(tmp_path, LABEL) == series.runs[-1].path
+    assert resolve_run("previous", store=tmp_path, label=LABEL) == series.runs[-1].path
 
 
 def test_previous_while_saving_is_the_newest_run_saved_before_this_session(measured, tmp_path):

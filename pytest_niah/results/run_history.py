@@ -2,14 +2,14 @@
 
 Every ``--niah-save`` keeps a run; read together they show how a model's long-context
 retrieval moved over upgrades. This module turns the saved runs of a store into one
-:class:`Series` per model label (runs ordered by save time, then name) and measures
+:class:`Series` per model label (runs in the run store's order: save time, then name) and measures
 **drift**: per length, the total change of a metric from the first run to the last (the
 sum of the changes between consecutive runs) against the largest of those single changes.
 A total larger than every single step is a slow drift that no comparison of one run with
 the one before showed: each upgrade passed its ``--niah-compare-fail`` allowance while the
 model kept getting worse (or better).
 
-Only data here: the tables and the plot are drawn by :mod:`pytest_niah.report.history`.
+Only data here: the tables and the plot are drawn by :mod:`pytest_niah.report.history_view`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from typing import Any
 from pytest_niah.config.vocabulary import METRIC_ALIASES, METRIC_LABELS
 from pytest_niah.errors import ConfigError, ResultsError
 from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.storage import load_run, parse_saved_at, run_files
+from pytest_niah.results.run_file import RunHeader, run_order
+from pytest_niah.results.storage import RunStore, load_run
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -95,8 +96,8 @@ class SavedRun:
 
     @property
     def order_key(self) -> tuple[datetime, str, str]:
-        """Runs are ordered by save time, then name, then file."""
-        return (self.saved_at, self.name, str(self.path))
+        """This run's place in the order of saved runs (:func:`~.run_file.run_order`)."""
+        return run_order(self.saved_at, self.name, self.path)
 
 
 @dataclass(frozen=True)
@@ -278,18 +279,14 @@ def read_runs(
     Returns:
         The runs in history order (save time, then name), and the skipped files.
     """
+    headers, unreadable = RunStore(Path(store)).headers(labels, machine)
     runs: list[SavedRun] = []
-    skipped: list[Skipped] = []
-    for path in run_files(store, labels=labels, machine=machine):
+    skipped = [Skipped(bad.path, bad.reason) for bad in unreadable]
+    for header in headers:
         try:
-            run = _read_run(path)
+            runs.append(_read_run(header))
         except ResultsError as exc:
-            skipped.append(Skipped(path, str(exc)))
-            continue
-        if labels and run.label not in labels:
-            continue  # another label whose folder name is the same
-        runs.append(run)
-    runs.sort(key=lambda r: r.order_key)
+            skipped.append(Skipped(header.path, str(exc)))
     return runs, skipped
 
 
@@ -340,30 +337,19 @@ def load_history(
     return History(history.series, (*unreadable, *history.skipped))
 
 
-def _read_run(path: Path) -> SavedRun:
+def _read_run(header: RunHeader) -> SavedRun:
+    path = header.path
     try:
         metadata, results = load_run(path)
     except (AttributeError, TypeError, ValueError, LookupError, RecursionError) as exc:
         raise ResultsError(f"{path}: not a pytest-niah saved run ({type(exc).__name__})") from None
-    if not metadata:
-        raise ResultsError(
-            f"{path}: a bare results file, not a saved run",
-            "save runs with --niah-save=NAME; keep --niah-json files out of the run store",
-        )
-    try:
-        saved_at = parse_saved_at(str(metadata["saved_at"]))
-    except ValueError:
-        raise ResultsError(
-            f"{path}: saved_at {metadata['saved_at']!r} is not an ISO 8601 time",
-            "save the run again",
-        ) from None
     commit = metadata.get("commit")
     return SavedRun(
         path=Path(path),
-        name=str(metadata["name"]),
-        label=str(metadata["label"]),
-        saved_at=saved_at,
-        machine=Path(path).parent.name,
+        name=header.name,
+        label=header.label,
+        saved_at=header.saved_at,
+        machine=header.machine,
         commit=commit if isinstance(commit, dict) else {},
         results=results,
     )

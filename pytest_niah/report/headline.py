@@ -1,0 +1,110 @@
+"""The verdict a reviewer reads first: summary.md's headline and its gated-metrics table.
+
+Every gate of a run, whether a threshold (``--niah-min-auc``, ``--niah-min-ratio``) or an
+allowance against a baseline (``--niah-compare-fail``), becomes a :class:`GateOutcome`;
+the headline counts them (✅ all passed, ⚠️ some warned or nothing was gated, ❌ some
+failed) and the gated table shows, per length, only the metrics a gate looked at.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_niah.measure.verdicts import OUTCOME_ORDER, worst_outcome
+from pytest_niah.report.comparison import ReportComparison
+from pytest_niah.report.escape import md_text
+
+# The per-length table's column of each gated metric (its header starts with this).
+METRIC_COLUMNS = {
+    "auc": "AUC",
+    "comparative_ratio": "ratio",
+    "normalized": "norm.sim",
+    "separation": "separation",
+    "effect_size": "effect",
+}
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """One gate's outcome at one length of one model.
+
+    Attributes:
+        label: The model's label.
+        arm: The arm.
+        scoring: The scoring.
+        length: The haystack length in tokens.
+        metric: The gated metric (``auc``, ``comparative_ratio``, ...).
+        outcome: ``pass``, ``warn`` or ``fail``.
+    """
+
+    label: str
+    arm: str
+    scoring: str
+    length: int
+    metric: str
+    outcome: str
+
+
+def comparison_outcomes(
+    comparisons: Sequence[ReportComparison], policy: str = "auto"
+) -> list[GateOutcome]:
+    """The ``--niah-compare-fail`` gates of each comparison, under an inconclusive policy.
+
+    Every length of the current run counts, paired or not: a gated length no baseline cell
+    pairs with is a *no paired cells* verdict, which fails (as the plugin's gate test does).
+    """
+    return [
+        GateOutcome(c.label, arm, scoring, length, v.metric, v.outcome(policy))
+        for c in comparisons
+        for (arm, scoring, length), v in c.comparison.slice_verdicts(c.allowances)
+    ]
+
+
+def worst(outcomes: Sequence[str]) -> str:
+    """The worst of some outcomes (:func:`worst_outcome`), as a table shows it; ``-`` for none."""
+    return worst_outcome(outcomes) or "-"
+
+
+def headline(labels: Sequence[str], gates: Sequence[GateOutcome]) -> str:
+    """One line: ✅ / ⚠️ / ❌, how many gates passed, warned or failed, and which models.
+
+    A run that gated nothing says so (⚠️): it checked nothing.
+    """
+    models = f"{len(labels)} model{'s' if len(labels) != 1 else ''}"
+    if not gates:
+        return (
+            f"⚠️ pytest-niah: nothing gated ({models} measured; no threshold and no "
+            "baseline allowance)"
+        )
+    counts = {outcome: sum(g.outcome == outcome for g in gates) for outcome in OUTCOME_ORDER}
+    total = len(gates)
+    if counts["fail"]:
+        failing = ", ".join(
+            md_text(x) for x in dict.fromkeys(g.label for g in gates if g.outcome == "fail")
+        )
+        warned = f", {counts['warn']} warned" if counts["warn"] else ""
+        return f"❌ pytest-niah: {counts['fail']} of {total} gates failed{warned} ({failing})"
+    if counts["warn"]:
+        return (
+            f"⚠️ pytest-niah: {counts['warn']} of {total} gates warned, "
+            f"{counts['pass']} passed ({models})"
+        )
+    return f"✅ pytest-niah: all {total} gates passed ({models})"
+
+
+def shown_path(text: str, root: Path | None = None) -> str:
+    """A path under ``root`` (the current folder) relative to it; other text unchanged.
+
+    A CI runner's absolute paths (``/home/runner/work/repo/repo/.niah/...``) mean nothing
+    to a reviewer; the repository-relative path does.
+    """
+    if not text or not os.path.isabs(text):
+        return text
+    base = (root or Path.cwd()).resolve()
+    try:
+        return Path(text).resolve().relative_to(base).as_posix()
+    except (ValueError, OSError):
+        return text
