@@ -22,9 +22,8 @@ yaml = pytest.importorskip("yaml")
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
 NIAH = (
-    f"--niah-model=prod=packaged-static --niah-corpus={SHARED_CORPUS} --niah-lengths=128,256 "
+    "--niah-model=prod=packaged-static --niah-lengths=128,256 "
     "--niah-positions=2 --niah-arms=literal --niah-groups=dietary-01,location-01,medical-01"
 )
 

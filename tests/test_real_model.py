@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_niah.config.gate_expressions import parse_allowances
 from pytest_niah.config.niah import NiahConfig
-from pytest_niah.config.parsers import parse_allowances
 from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
 from pytest_niah.errors import CompareError
 from pytest_niah.experiment import RunReport, run_experiment

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pytest_niah.config.niah import NiahConfig
     from pytest_niah.embed.protocol import Embedder
     from pytest_niah.plugin.session import NiahSession
+    from pytest_niah.progress import ConsoleProgress
     from pytest_niah.results.niah_results import NiahResults
 
 SUITE_FILE = Path(__file__).parents[1] / "suite" / "test_niah.py"
@@ -67,20 +68,17 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(session), "niah-xdist")
     # A node id pasted from the output ("test_niah.py::test_needle[...]") names the shipped
-    # suite, which lives in the package: point it there, and run only what it names.
-    named = False
-    for index, arg in enumerate(config.args):
-        path, sep, rest = arg.partition("::")
-        if Path(path).name in SUITE_NAMES and not Path(path).exists():
-            config.args[index] = str(SUITE_FILE.parent / Path(path).name) + sep + rest
-            named = True
+    # suite, which lives in the package: collect the suite, and run only what it names.
+    from pytest_niah.plugin.selection import take_pasted_ids
+
+    named = bool(take_pasted_ids(config, SUITE_NAMES, SUITE_FILE.parent))
     # Paths on the command line limit the run to them, as in any pytest run: the grid joins
     # only when none is given, or when one names it ("test_niah.py").
     if config.args_source == pytest.Config.ArgsSource.ARGS and not named:
         return
     # The folder, not the file: node ids then read "test_niah.py::test_needle[...]".
     suite = str(SUITE_FILE.parent)
-    if not named and suite not in config.args:
+    if suite not in config.args:
         config.args.append(suite)
 
 
@@ -209,9 +207,14 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A shard job runs no gates: its cases are skipped with the reason, in one place."""
+    """Narrow the suite to pasted node ids; a shard job skips its cases, with the reason."""
     niah = active_session(config)
-    if niah is None or niah.shard is None:
+    if niah is None:
+        return
+    from pytest_niah.plugin.selection import narrow_to_pasted
+
+    narrow_to_pasted(config, items, (SUITE_FILE, SNAPSHOT_SUITE_FILE))
+    if niah.shard is None:
         return
     index, count = niah.shard
     skip = pytest.mark.skip(
@@ -233,38 +236,60 @@ def _needs_results(session: pytest.Session) -> bool:
 
 def _prepare(config: pytest.Config, niah: NiahSession) -> None:
     from pytest_niah.errors import NiahError
-    from pytest_niah.progress import ConsoleProgress, NoProgress
+    from pytest_niah.progress import ConsoleProgress
 
     _shared_dir(config)
-    quiet = config.get_verbosity() < 0
     capture = config.pluginmanager.getplugin("capturemanager")
-    label = ""
+    running = [""]  # the label being run, for the message of a stop
     try:
         with capture.global_and_fixture_disabled() if capture else nullcontext():
             # Made here, with capturing off: the bar needs the real stderr (a terminal?).
-            niah.progress = NoProgress() if quiet else ConsoleProgress()
-            problems = niah.problems_before_running()
-            if len(problems) > 1:
-                listed = "\n".join(
-                    f"  {n}. {label!r}: {exc}" for n, (label, exc) in enumerate(problems, 1)
-                )
-                niah.stopped = (
-                    f"pytest-niah could not run: {len(problems)} problems, each with its fix:"
-                    f"\n{listed}"
-                )
-                pytest.exit(niah.stopped, returncode=pytest.ExitCode.USAGE_ERROR)
-            if problems:
-                label, exc = problems[0]
-                raise exc
-            for label in niah.labels:
-                if niah.shard is not None:
-                    niah.write_shard(label)
-                    continue
-                niah.results(label)
-                niah.comparison(label)  # a baseline that measured something else stops here
+            # Never silent, -q included: a line per phase, and a heartbeat between them.
+            progress = ConsoleProgress()
+            niah.progress = progress
+            try:
+                _run_before_tests(niah, progress, running)
+            finally:
+                progress.stop()
     except NiahError as exc:
-        niah.stopped = f"pytest-niah could not run {label!r}: {exc}"
+        niah.stopped = f"pytest-niah could not run {running[0]!r}: {exc}"
+        from pytest_niah.errors import CompareError
+
+        if isinstance(exc, CompareError):
+            from pytest_niah.plugin.outputs import report_refusal
+
+            niah.stopped += report_refusal(running[0], exc)
         pytest.exit(niah.stopped, returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+def _run_before_tests(niah: NiahSession, progress: ConsoleProgress, running: list[str]) -> None:
+    """Check every model's inputs, then run (or embed a shard of) each, saying what it does."""
+    from pytest_niah.errors import numbered_problems
+
+    progress.begin(f"{', '.join(niah.labels)}: loading inputs, locating models")
+    problems = niah.problems_before_running()
+    if len(problems) > 1:
+        listed = numbered_problems([f"{label!r}: {exc}" for label, exc in problems])
+        niah.stopped = f"pytest-niah could not run: {listed}"
+        progress.stop()
+        pytest.exit(niah.stopped, returncode=pytest.ExitCode.USAGE_ERROR)
+    if problems:
+        running[0], exc = problems[0]
+        raise exc
+    if any(niah.baseline(label) is not None for label in niah.labels):
+        progress.begin(f"{', '.join(niah.labels)}: checking the baseline")
+        for label in niah.labels:
+            running[0] = label
+            niah.check_baseline(label)  # refused before any haystack is built
+    for label in niah.labels:
+        running[0] = label
+        if niah.shard is not None:
+            progress.begin(f"{label}: embedding shard {niah.shard[0]}/{niah.shard[1]}")
+            niah.write_shard(label)
+            continue
+        progress.begin(f"{label}: loading the model, or the results of an identical run")
+        niah.results(label)
+        niah.comparison(label)  # a baseline that measured something else stops here
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -278,12 +303,15 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     _shared_dir(config)
     finished = {label: r for label in session.labels if (r := session.stored_results(label))}
     if finished:
-        from pytest_niah.plugin.terminal import summary_lines
+        from pytest_niah.plugin.terminal import summary_lines, ungated_line
 
         for label, results in finished.items():
             terminalreporter.write_sep("=", f"pytest-niah: {label}")
             for line in summary_lines(session, label, results):
                 terminalreporter.write_line(line)
+        ungated = ungated_line(session, finished) if session.shard is None else None
+        if ungated:
+            terminalreporter.write_line(ungated, yellow=True, bold=True)
     if session.shard is not None and session.written:
         index, count = session.shard
         terminalreporter.write_sep("=", f"pytest-niah: shard {index}/{count}")

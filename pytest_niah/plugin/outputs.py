@@ -16,7 +16,7 @@ from pytest_niah.errors import NiahError
 from pytest_niah.plugin.session import NiahSession
 
 if TYPE_CHECKING:
-    from pytest_niah.report import ReportComparison
+    from pytest_niah.report import GateOutcome, ReportComparison
     from pytest_niah.results.niah_results import NiahResults
 
 
@@ -40,17 +40,17 @@ def write_outputs(niah: NiahSession) -> list[str]:
             kept = f"; this run's results are kept in {niah.shared_dir}" if niah.shared_dir else ""
             failed.append(f"{what} was not written: {exc}{kept}")
 
-    if niah.json_path:
+    if niah.json:
         for label, results in finished.items():
-            target = json_target(niah.json_path, label, several=len(niah.labels) > 1)
+            target = json_target(niah.json, label, several=len(niah.labels) > 1)
             attempt(f"--niah-json {target}", partial(_save_json, results, target))
-    if niah.save_name:
+    if niah.save:
         for label, results in finished.items():
             save = partial(_save_run, niah, results, label)
-            attempt(f"--niah-save {niah.save_name!r} of {label!r}", save)
+            attempt(f"--niah-save {niah.save!r} of {label!r}", save)
     comparisons = _comparisons(niah, finished)
-    if niah.report_dir:
-        attempt(f"--niah-report {niah.report_dir}", partial(_report, niah, finished, comparisons))
+    if niah.report:
+        attempt(f"--niah-report {niah.report}", partial(_report, niah, finished, comparisons))
     return failed
 
 
@@ -58,14 +58,14 @@ def json_target(json_path: str, label: str, *, several: bool) -> Path:
     """The ``--niah-json`` file of one model: FILE itself, or FILE.<label>.json when several.
 
     The label part is the label's store folder name
-    (:func:`~pytest_niah.results.storage.label_folder`): one-to-one, bounded and safe.
+    (:func:`~pytest_niah.config.niah.label_file_name`): one-to-one, bounded and safe.
     """
     target = Path(json_path)
     if not several:
         return target
-    from pytest_niah.results.storage import label_folder
+    from pytest_niah.config.niah import label_file_name
 
-    return target.with_name(f"{target.stem}.{label_folder(label)}{target.suffix or '.json'}")
+    return target.with_name(f"{target.stem}.{label_file_name(label)}{target.suffix or '.json'}")
 
 
 def _save_json(results: NiahResults, target: Path) -> list[Path]:
@@ -76,19 +76,34 @@ def _save_run(niah: NiahSession, results: NiahResults, label: str) -> list[Path]
     from pytest_niah.results.storage import save_run
 
     store, overwrite = niah.store_dir, niah.save_overwrite
-    return [save_run(results, niah.save_name, store=store, label=label, overwrite=overwrite)]
+    return [save_run(results, niah.save, store=store, label=label, overwrite=overwrite)]
 
 
 def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[ReportComparison]:
     from pytest_niah.report import ReportComparison
+    from pytest_niah.report.headline import shown_path
 
     out: list[ReportComparison] = []
     for label in finished:
         comparison = niah.comparison(label)
         if comparison is not None:
-            baseline = niah.baseline_source(label)
+            baseline = shown_path(niah.baseline_source(label))  # no runner's absolute path
             out.append(ReportComparison(label, baseline, comparison, niah.compare_fail))
     return out
+
+
+def gate_outcomes(niah: NiahSession, finished: dict[str, NiahResults]) -> list[GateOutcome]:
+    """Every gate of the run (what its gate tests check), for summary.md's headline."""
+    from pytest_niah.report import GateOutcome
+
+    return [
+        GateOutcome(label, row.arm, row.scoring, row.length, gate.verdict.metric, gate.outcome)
+        for label, results in finished.items()
+        for arm, scoring in results.variants
+        for row in results.rows("length", arm, scoring)
+        if niah.gated(row.length)
+        for gate in niah.gates(label, row, results)
+    ]
 
 
 def written_line(path: Path) -> str:
@@ -118,14 +133,37 @@ def _report(
             labels.append(f"{label} ({Path(niah.baseline_source(label)).stem})")
     written = write_report(
         runs,
-        niah.report_dir,
+        niah.report,
         labels=labels,
         comparisons=comparisons,
         storage=niah.store_dir,  # saved runs of these labels: a History section
         history_labels=list(finished),
+        gates=gate_outcomes(niah, finished),
     )
     paths = list(written.values())
     step = step_summary_path()  # appended to by write_report (it raises when it cannot be)
     if step is not None:
         paths.append(step.absolute())
     return paths
+
+
+def report_refusal(label: str, refusal: NiahError) -> str:
+    """Append a refused comparison to the step summary, when one is set; keep all else.
+
+    Nothing written earlier is touched: the report folder and saved runs stay as they were.
+
+    Returns:
+        What to add to the stop message: "" once appended, else why it could not be.
+    """
+    from pytest_niah.report import append_step_summary
+
+    end = "" if refusal.problem.endswith((".", "!", "?", ":")) else "."
+    block = (
+        f"pytest-niah: comparison refused for {label!r}: {refusal.problem}{end} "
+        f"Fix: {refusal.hint}\n"
+    )
+    try:
+        append_step_summary(block)
+    except NiahError as exc:
+        return f" (and the refusal was not added to the step summary: {exc})"
+    return ""

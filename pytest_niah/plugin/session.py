@@ -8,97 +8,55 @@ found while running stops the session once, with its cause, instead of failing e
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_niah.config import paths
+from pytest_niah.config.gate_expressions import Allowance, Thresholds
 from pytest_niah.config.niah import ModelSpec, NiahConfig
 from pytest_niah.config.options import default
-from pytest_niah.config.parsers import Allowance, Thresholds
 from pytest_niah.errors import ConfigError
 from pytest_niah.haystacks.grid import CaseParam, GateParam, case_params, gate_params
 from pytest_niah.inputs.needles import NeedleSet, load_needle_set
 
 if TYPE_CHECKING:
+    from pytest_niah.config.cache_policy import CachePolicy
     from pytest_niah.embed.protocol import Embedder
     from pytest_niah.errors import NiahError
     from pytest_niah.experiment import Inputs
+    from pytest_niah.experiment.run_report import RunReport
+    from pytest_niah.measure.gates import Gate
     from pytest_niah.measure.records import MetricRow
-    from pytest_niah.measure.verdicts import Verdict
     from pytest_niah.progress import Progress
     from pytest_niah.results.compare import Comparison
     from pytest_niah.results.niah_results import NiahResults
 
 
-@dataclass(frozen=True)
-class Gate:
-    """One gate's verdict at one length, ready to show: which gate, the verdict, the outcome."""
+def default_cache() -> CachePolicy:
+    """The cache policy of the options' defaults."""
+    from pytest_niah.config.cache_policy import CachePolicy
 
-    what: str
-    verdict: Verdict
-    outcome: str
-
-    def message(self) -> str:
-        """One line: the gate, the numbers, the verdict, and what would resolve it."""
-        from pytest_niah.report.terminal import verdict_message
-
-        return verdict_message(self.what, self.verdict)
-
-
-def _unpaired(allowance: Allowance) -> Verdict:
-    """The verdict of a gated slice that no cell of the baseline pairs with: it cannot tell.
-
-    Never a silent pass: under the default policy it fails (the point is unknown, so it
-    counts as past the allowance); ``--niah-inconclusive`` can make it warn or pass.
-    """
-    from pytest_niah.measure.verdicts import Verdict
-
-    nan = float("nan")
-    return Verdict(
-        kind="comparison",
-        metric=allowance.metric,
-        state="inconclusive",
-        point=nan,
-        low=nan,
-        high=nan,
-        limit=nan if allowance.relative else allowance.amount,
-        mde=nan,
-        groups=0,
-        past_limit=True,
-        reason="no cell of this arm, scoring and length is paired with the baseline",
-        resolve="compare with a baseline that measured it",
-    )
+    return CachePolicy.from_options(default("cache_dir"), default("no_cache"))
 
 
 @dataclass
 class NiahSession:
     """What the run asked for, and a lazily filled store of embedders and results.
 
+    Its settings are the pytest-run options of the option table
+    (:data:`~pytest_niah.config.options.OPTIONS`, those not part of the experiment), each a
+    field of the option's own name, filled from the table by
+    :func:`~pytest_niah.plugin.settings.build_session`; the rest is derived from them.
+
     Attributes:
         configs: One config per model label, in command-line order.
-        min_auc: AUC gate.
-        min_ratio: Comparative-ratio gate.
-        inconclusive: What an inconclusive gate does (auto, fail, warn, pass).
-        strict: A missed needle fails instead of xfailing.
-        json_path: Where to write results at the end, or empty.
-        cache_dir: The cache root; empty uses the user cache folder.
-        use_cache: Read and write the embedding and results caches.
-        save_name: Save each model's results under this run name at the end, or empty.
-        save_overwrite: Saving may replace a run of the same name.
-        compare_fail: Allowed drops versus the baseline (``--niah-compare-fail``).
-        compare_allow: Fields the baseline may differ in.
-        store_dir: Folder of saved runs.
-        report_dir: Where to write the report at the end, or empty.
-        snapshot: Collect the snapshot test of each model's metric table.
-        snapshot_digits: Digits floats keep in snapshots.
+        cache: Which caches every run uses, and where (``--niah-cache-dir``,
+            ``--niah-no-cache``).
+        store_dir: Folder of saved runs (``--niah-storage``, else under the rootdir).
         snapshot_dir: Folder of the snapshots, one sub-folder per model.
         shared_dir: Folder shared by all processes of this run (set by the plugin).
         progress: Where the experiment reports its progress.
-        shard: (K, N) when this job embeds only share K of N (``--niah-shard``).
-        shard_dir: Where a shard job writes its part file.
-        from_shards: Folder of gathered part files to measure from, loading no model.
         written: Every file this session wrote (results, runs, reports, parts).
         output_errors: Outputs that could not be written, each with its cause.
         stopped: Why the run was stopped before its tests, or empty: then the summary and
@@ -106,27 +64,29 @@ class NiahSession:
     """
 
     configs: dict[str, NiahConfig]
+    # -- options of the pytest run (see OPTIONS for what each does) --
     min_auc: Thresholds = field(default_factory=lambda: default("min_auc"))
     min_ratio: Thresholds = field(default_factory=lambda: default("min_ratio"))
     inconclusive: str = default("inconclusive")
     strict: bool = default("strict")
-    json_path: str = default("json")
-    cache_dir: str = default("cache_dir")
-    use_cache: bool = not default("no_cache")
-    save_name: str = default("save")
+    json: str = default("json")
+    save: str = default("save")
     save_overwrite: bool = default("save_overwrite")
     compare_fail: tuple[Allowance, ...] = default("compare_fail")
     compare_allow: tuple[str, ...] = default("compare_allow")
-    store_dir: Path = field(default_factory=lambda: paths.store_dir("."))
-    report_dir: str = default("report")
+    report: str = default("report")
     snapshot: bool = default("snapshot")
     snapshot_digits: int = default("snapshot_digits")
-    snapshot_dir: Path = field(default_factory=lambda: paths.snapshot_dir("."))
-    shared_dir: Path | None = None
-    progress: Progress | None = None
     shard: tuple[int, int] | None = default("shard")
     shard_dir: str = default("shard_dir")
     from_shards: str = default("from_shards")
+    # -- derived from the options --
+    cache: CachePolicy = field(default_factory=default_cache)
+    store_dir: Path = field(default_factory=lambda: paths.store_dir("."))
+    snapshot_dir: Path = field(default_factory=lambda: paths.snapshot_dir("."))
+    # -- state --
+    shared_dir: Path | None = None
+    progress: Progress | None = None
     written: list[Path] = field(default_factory=list)
     output_errors: list[str] = field(default_factory=list)
     stopped: str = ""
@@ -156,11 +116,6 @@ class NiahSession:
         """Model labels in command-line order."""
         return list(self.configs)
 
-    @property
-    def cache_root(self) -> Path:
-        """The cache root (embeddings, results, sentence counts, file hashes)."""
-        return paths.cache_root(self.cache_dir)
-
     def needle_set(self, label: str) -> NeedleSet:
         """The selected needle groups of one model's config (validated, cheap)."""
         if label not in self._needle_sets:
@@ -185,7 +140,7 @@ class NiahSession:
         if label not in self._embedders:
             from pytest_niah.embed.loader import load_embedder
 
-            memo = self.cache_root if self.use_cache else None  # file hashes are a cache too
+            memo = self.cache.model_hashes
             self._embedders[label] = load_embedder(self.configs[label], memo_dir=memo)
         return self._embedders[label]
 
@@ -195,7 +150,7 @@ class NiahSession:
             from pytest_niah.experiment import load_inputs
 
             config = self.configs[label]
-            self._inputs[label] = load_inputs(config, cache_dir=self.cache_root)
+            self._inputs[label] = load_inputs(config, cache_dir=self.cache.books)
         return self._inputs[label]
 
     def problems_before_running(self) -> list[tuple[str, NiahError]]:
@@ -231,14 +186,14 @@ class NiahSession:
     def results_path(self, label: str) -> Path:
         """The shared results file of one model's config.
 
-        Named after the label's store folder (:func:`~pytest_niah.results.storage.label_folder`),
+        Named after the label's store folder (:func:`~pytest_niah.config.niah.label_file_name`),
         which is one-to-one and bounded, so any label gives a short, safe file name.
         """
         if self.shared_dir is None:
             raise RuntimeError("pytest-niah: the shared folder is not set up yet")
-        from pytest_niah.results.storage import label_folder
+        from pytest_niah.config.niah import label_file_name
 
-        stem = f"niah-{label_folder(label)}-{self.configs[label].fingerprint()}"
+        stem = f"niah-{label_file_name(label)}-{self.configs[label].fingerprint()}"
         return self.shared_dir / f"{stem}.json"
 
     def results(self, label: str) -> NiahResults:
@@ -281,29 +236,25 @@ class NiahSession:
         root = Path(self.from_shards or self.shard_dir)
         if len(self.labels) == 1:
             return root
-        from pytest_niah.results.storage import label_folder
+        from pytest_niah.config.niah import label_file_name
 
-        return root / label_folder(label)
+        return root / label_file_name(label)
 
     def write_shard(self, label: str) -> Path:
         """Embed this job's share of one model's inputs and write its part file."""
-        from pytest_niah.experiment import RunReport
-        from pytest_niah.shards import Shard, run_shard
+        from pytest_niah.experiment.shards import Shard, run_shard
 
         if self.shard is None:
             raise RuntimeError("pytest-niah: not a shard job")
-        config = self.configs[label]
-        report = RunReport()
         part = run_shard(
-            config,
+            self.configs[label],
             Shard(*self.shard),
             self.parts_dir(label),
             embedder=self.embedder(label),
             inputs=self.inputs(label),
-            cache_dir=self.cache_root,
-            use_cache=self.use_cache,
+            cache_dir=self.cache.root,
+            use_cache=self.cache.enabled,
             progress=self.progress,
-            report=report,
         )
         self.written.append(part)
         return part
@@ -312,48 +263,36 @@ class NiahSession:
         from pytest_niah.experiment import RunReport, run_experiment
 
         config = self.configs[label]
+        report = RunReport()
         if self.from_shards:
-            from pytest_niah.shards import results_from_shards
+            from pytest_niah.experiment.shards import results_from_shards
 
             results = results_from_shards(config, self.parts_dir(label))
-            results.save(path)
-            note = {"reused": False, "from_shards": str(self.parts_dir(label)), "notes": []}
-            path.with_suffix(".run.json").write_text(json.dumps(note), encoding="utf-8")
-            return results
-        report = RunReport()
-        # Downloaded books always live under the cache root; with --niah-no-cache nothing
-        # else is read or written there (embeddings, results, sentence token counts).
-        inputs = self.inputs(label)
-        results = run_experiment(
-            config,
-            embedder=self.embedder(label),
-            inputs=inputs,
-            cache_dir=self.cache_root if self.use_cache else None,
-            use_cache=self.use_cache,
-            progress=self.progress,
-            report=report,
-        )
+            report.from_shards = self.parts_dir(label)
+        else:
+            results = run_experiment(
+                config,
+                embedder=self.embedder(label),
+                inputs=self.inputs(label),
+                cache_dir=self.cache.root,
+                use_cache=self.cache.enabled,
+                progress=self.progress,
+                report=report,
+            )
         results.save(path)
-        note = {
-            "reused": report.reused,
-            "cached_results": str(report.cached_results or ""),
-            "embedding": asdict(report.embedding),
-            "cache": str(self.cache_root) if self.use_cache else "",
-            "notes": report.notes,
-        }
-        path.with_suffix(".run.json").write_text(json.dumps(note), encoding="utf-8")
+        report.save(self._run_report_path(label))
         return results
 
-    def run_report(self, label: str) -> dict[str, Any] | None:
+    def _run_report_path(self, label: str) -> Path:
+        return self.results_path(label).with_suffix(".run.json")
+
+    def run_report(self, label: str) -> RunReport | None:
         """How the run of one model went (reused? embedded? notes), if it ran in this session."""
         if self.shared_dir is None:
             return None
-        path = self.results_path(label).with_suffix(".run.json")
-        try:
-            loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return loaded
+        from pytest_niah.experiment.run_report import RunReport
+
+        return RunReport.load(self._run_report_path(label))
 
     def stored_results(self, label: str) -> NiahResults | None:
         """Results if some process of this run computed them, without computing."""
@@ -391,6 +330,41 @@ class NiahSession:
             self._baselines[label] = load_run(self._baseline_paths[label])[1]
         return self._baselines[label]
 
+    def check_baseline(self, label: str) -> None:
+        """Refuse now a baseline that measured something else, before anything is embedded.
+
+        Every rule of :func:`~pytest_niah.results.compatibility.check_comparable` that the
+        config, the inputs and the model's tokenizer can decide is applied to this run's plan.
+        The tokenizer is read off the baseline when the model's identity is the baseline's
+        (same files and settings); otherwise it is loaded, unless the tokenizer may differ
+        (``--niah-compare-allow=tokenizer``) or the run loads no model (``--niah-from-shards``).
+        The finished results are checked again (:meth:`comparison`).
+
+        Raises:
+            CompareError: the baseline measured something else.
+            NiahError: the model's tokenizer cannot be loaded.
+        """
+        baseline = self.baseline(label)
+        if baseline is None:
+            return
+        from pytest_niah.results.compatibility import NOT_KNOWN, Measured, check_comparable
+
+        tokenizer: Any = NOT_KNOWN
+        window: Any = NOT_KNOWN
+        if self.from_shards or "tokenizer" in self.compare_allow:
+            pass  # no model to ask, or no need to load it
+        elif self.embedder(label).identity.digest == baseline.model.fingerprint:
+            tokenizer = baseline.model.tokenizer  # the same model files, the same tokenizer
+        else:
+            embedder = self.embedder(label)
+            tokenizer, window = embedder.tokenizer.identity, embedder.windows.document
+        planned = Measured.planned(
+            self.configs[label], self.inputs(label), tokenizer=tokenizer, window=window
+        )
+        check_comparable(
+            planned, baseline, allow=self.compare_allow, source=self.baseline_source(label)
+        )
+
     def comparison(self, label: str) -> Comparison | None:
         """This run of one model against its baseline, paired on identical cells.
 
@@ -410,7 +384,7 @@ class NiahSession:
             self._comparisons[label] = compare_results(
                 results,
                 baseline,
-                n_resamples=config.bootstrap or default("bootstrap"),
+                n_resamples=config.bootstrap,  # 0: no interval, every gate inconclusive
                 seed=config.seed,
                 allow=self.compare_allow,
                 source=self.baseline_source(label),
@@ -420,41 +394,28 @@ class NiahSession:
     # -- gates --------------------------------------------------------------------------------
 
     def gates(self, label: str, row: MetricRow, results: NiahResults) -> list[Gate]:
-        """Every gate that applies to one per-length row, with its verdict and outcome."""
-        from pytest_niah.measure.stats import Interval
-        from pytest_niah.measure.verdicts import minimum_verdict
+        """Every gate that applies to one per-length row (:func:`row_gates`)."""
+        from pytest_niah.measure.gates import row_gates
 
-        out = []
-        for what, metric, thresholds in (
-            ("--niah-min-auc", "auc", self.min_auc),
-            ("--niah-min-ratio", "comparative_ratio", self.min_ratio),
-        ):
-            threshold = thresholds.at(row.length)
-            if threshold is None:
-                continue
-            found = results.interval(row.arm, row.length, metric, row.scoring)
-            value = getattr(row, metric)
-            interval = (
-                Interval(metric, value, found.low, found.high, found.se, found.groups)
-                if found is not None
-                else Interval(metric, value, float("nan"), float("nan"))
-            )
-            verdict = minimum_verdict(interval, threshold)
-            out.append(Gate(what, verdict, verdict.outcome(self.inconclusive)))
         comparison = self.comparison(label) if self.compare_fail else None
-        if comparison is not None:
-            where = (row.arm, row.scoring, row.length)
-            verdicts = [v for _, v in comparison.verdicts(self.compare_fail, where)]
-            if not comparison.paired.get(where):
-                verdicts = [_unpaired(a) for a in self.compare_fail]
-            for verdict in verdicts:
-                out.append(Gate("--niah-compare-fail", verdict, verdict.outcome(self.inconclusive)))
-        return out
+        compared = (
+            comparison.gate_verdicts(self.compare_fail, (row.arm, row.scoring, row.length))
+            if comparison is not None
+            else []
+        )
+        return row_gates(
+            row,
+            results.intervals,
+            min_auc=self.min_auc,
+            min_ratio=self.min_ratio,
+            compared=compared,
+            policy=self.inconclusive,
+        )
 
     def gated(self, length: int) -> bool:
-        """Whether any gate applies at ``length``."""
-        return (
-            self.min_auc.at(length) is not None
-            or self.min_ratio.at(length) is not None
-            or bool(self.compare_fail)
+        """Whether any gate applies at ``length`` (:func:`gated_at`)."""
+        from pytest_niah.measure.gates import gated_at
+
+        return gated_at(
+            length, min_auc=self.min_auc, min_ratio=self.min_ratio, allowances=self.compare_fail
         )

@@ -7,16 +7,15 @@ so that a wrong value is one usage error rather than a failure in every test.
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_niah.config import paths
+from pytest_niah.config.gate_expressions import Thresholds
 from pytest_niah.config.niah import ModelSpec, NiahConfig
 from pytest_niah.config.options import OPTIONS, Option, resolve
-from pytest_niah.config.parsers import Thresholds
 from pytest_niah.errors import ConfigError, NiahError, OutputError, SetupError
 from pytest_niah.plugin.session import NiahSession
 
@@ -35,10 +34,28 @@ def option_values(config: pytest.Config) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for option in OPTIONS:
         value, source = resolve(option, config.getoption(option.dest), _ini(config, option))
-        if option.path_unless is not None:
-            value = _absolute(value, ini_dir if source == "ini" else here, option.path_unless)
+        if option.is_path(value):
+            value = option.absolute(value, ini_dir if source == "ini" else here)
         values[option.field] = value
     return values
+
+
+def session_settings(values: dict[str, Any], config: pytest.Config) -> dict[str, Any]:
+    """The :class:`NiahSession` settings, taken from the option table.
+
+    Each pytest-run option (not part of the experiment) that is a session field goes there
+    under its own name; the cache policy, the run store and the snapshot folder are derived.
+    """
+    from pytest_niah.config.cache_policy import CachePolicy
+
+    fields = {f.name for f in dataclasses.fields(NiahSession)}
+    settings = {o.field: values[o.field] for o in OPTIONS if not o.experiment and o.field in fields}
+    return settings | {
+        "cache": CachePolicy.from_options(values["cache_dir"], values["no_cache"]),
+        "store_dir": Path(values["storage"] or paths.store_dir(config.rootpath)),
+        "snapshot": values["snapshot"] or bool(config.getoption("update_snapshots", False)),
+        "snapshot_dir": Path(values["snapshot_dir"] or paths.snapshot_dir(config.rootpath)),
+    }
 
 
 def _ini(config: pytest.Config, option: Option) -> Any:
@@ -60,12 +77,6 @@ def _ini(config: pytest.Config, option: Option) -> Any:
         ) from None
 
 
-def _absolute(value: str, base: Path, keep: str) -> str:
-    if value == keep:
-        return value
-    return str((base / os.path.expanduser(value)).resolve())
-
-
 def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
     """The run's session, every cheap check done.
 
@@ -77,7 +88,9 @@ def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
             as one :class:`~pytest_niah.errors.SetupError`. The plugin reports it as one
             usage error.
     """
-    from pytest_niah.embed.models import check_model_name, is_remote
+    from pytest_niah.embed.model_options import check_model_options
+    from pytest_niah.embed.models import check_model_name
+    from pytest_niah.embed.remote_address import is_remote
 
     values = option_values(config)
     problems = Problems()
@@ -93,7 +106,10 @@ def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
                 spec.name,
                 trust_remote_code=values["trust_remote_code"],
                 tokenizer=values["tokenizer"],
+                api_key_env=values["api_key_env"],
             )
+        with problems:  # keys a model would ignore, or that cannot work, before any load
+            check_model_options(spec.name, values["model_kwargs"], values["encode_kwargs"])
     if values["tokenizer"] and not any(is_remote(spec.name) for spec in specs):
         problems.add(
             ConfigError(
@@ -108,31 +124,10 @@ def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
     for name in ("min_auc", "min_ratio"):
         with problems:
             _check_threshold_lengths(name, values[name], base.lengths)
-    session = NiahSession.create(
-        specs,
-        base,
-        min_auc=values["min_auc"],
-        min_ratio=values["min_ratio"],
-        inconclusive=values["inconclusive"],
-        strict=values["strict"],
-        json_path=values["json"],
-        cache_dir=values["cache_dir"],
-        use_cache=not values["no_cache"],
-        save_name=values["save"],
-        save_overwrite=values["save_overwrite"],
-        compare_fail=values["compare_fail"],
-        compare_allow=values["compare_allow"],
-        store_dir=Path(values["storage"] or paths.store_dir(config.rootpath)),
-        report_dir=values["report"],
-        snapshot=values["snapshot"] or bool(config.getoption("update_snapshots", False)),
-        snapshot_digits=values["snapshot_digits"],
-        snapshot_dir=Path(values["snapshot_dir"] or paths.snapshot_dir(config.rootpath)),
-        shard=values["shard"],
-        shard_dir=values["shard_dir"],
-        from_shards=values["from_shards"],
-    )
+    session = NiahSession.create(specs, base, **session_settings(values, config))
     with problems:
         session.case_params()  # validates the needle set now, not in the middle of collection
+        _warn_of_a_large_grid(session, config)
     if any(arm.startswith("expand") for arm in base.arms):
         with problems:
             _check_expansions(session)
@@ -154,10 +149,10 @@ def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
         problems.add(
             ConfigError("--niah-snapshot needs syrupy", "pip install 'pytest-niah[snapshot]'")
         )
-    if session.report_dir and not _importable("matplotlib"):
+    if session.report and not _importable("matplotlib"):
         problems.add(
             ConfigError(
-                f"--niah-report={session.report_dir} needs matplotlib for the report's figures, "
+                f"--niah-report={session.report} needs matplotlib for the report's figures, "
                 "and it cannot be imported here",
                 "pip install 'pytest-niah[report]', or drop --niah-report",
             )
@@ -204,28 +199,28 @@ def _check_save(session: NiahSession, config: pytest.Config, problems: Problems)
             )
         )
         return
-    if not session.save_name:
+    if not session.save:
         return
     from pytest_niah.files import output_problem
     from pytest_niah.results.storage import run_path
 
     with problems:
         for label in session.labels:
-            target = run_path(session.save_name, store=session.store_dir, label=label)
+            target = run_path(session.save, store=session.store_dir, label=label)
             try:
                 exists = target.exists()
             except OSError as exc:  # e.g. a name the file system cannot hold
                 if output_problem(str(session.store_dir), folder=True):
                     return  # the store folder itself is the cause: _check_outputs names it
                 raise OutputError(
-                    f"--niah-save: run {session.save_name[:40]!r} of model {label!r} cannot be "
+                    f"--niah-save: run {session.save[:40]!r} of model {label!r} cannot be "
                     f"saved at {target} ({exc.strerror or exc})",
                     "give the run a shorter, plain name, e.g. --niah-save=baseline, or another "
                     "--niah-storage folder",
                 ) from None
             if exists and not session.save_overwrite:
                 raise OutputError(
-                    f"--niah-save: run {session.save_name!r} of model {label!r} exists "
+                    f"--niah-save: run {session.save!r} of model {label!r} exists "
                     f"already ({target})",
                     "add --niah-save-overwrite to replace it, or save under another name",
                 )
@@ -237,28 +232,40 @@ def _check_outputs(session: NiahSession, problems: Problems) -> None:
     from pytest_niah.plugin.outputs import json_target
 
     wanted: list[tuple[str, str, bool]] = []
-    if session.json_path:
+    if session.json:
         several = len(session.labels) > 1
         targets = {
-            str(json_target(session.json_path, label, several=several)): None
-            for label in session.labels
+            str(json_target(session.json, label, several=several)): None for label in session.labels
         }
         wanted += [("--niah-json", target, False) for target in targets]
-    if session.report_dir:
-        wanted.append(("--niah-report", session.report_dir, True))
-    if session.save_name:
+    if session.report:
+        wanted.append(("--niah-report", session.report, True))
+    if session.save:
         wanted.append(("--niah-storage (the run store)", str(session.store_dir), True))
     if session.shard is not None and session.shard_dir:
         wanted.append(("--niah-shard-dir", session.shard_dir, True))
+    if session.snapshot:  # the default folder too: a file in its place is found now, not after
+        wanted.append(("--niah-snapshot-dir", str(session.snapshot_dir), True))
     for what, path, folder in wanted:
         problem = output_problem(path, folder=folder)
         if problem:
             problems.add(OutputError(f"{what}: {path} {problem}", "choose a path you can write to"))
-    if session.report_dir or session.json_path or session.save_name or session.compare_fail:
+    if session.report or session.json or session.save or session.compare_fail:
         from pytest_niah.report import check_step_summary
 
         with problems:
             check_step_summary()
+
+
+def _warn_of_a_large_grid(session: NiahSession, config: pytest.Config) -> None:
+    """Say the size of a grid far larger than usual before it starts (cases, tokens, memory)."""
+    from pytest_niah.config.grid_size import grid_size
+    from pytest_niah.errors import NiahWarning
+
+    for label in session.labels:
+        line = grid_size(session.configs[label], len(session.needle_set(label).groups)).warning()
+        if line:
+            config.issue_config_time_warning(NiahWarning(f"{label}: {line}"), stacklevel=2)
 
 
 def _importable(module: str) -> bool:

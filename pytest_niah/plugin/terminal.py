@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
+from pytest_niah.measure.gates import Gate
 from pytest_niah.measure.records import MetricRow
-from pytest_niah.plugin.session import Gate, NiahSession
+from pytest_niah.measure.verdicts import worst_outcome
+from pytest_niah.plugin.session import NiahSession
 from pytest_niah.report.terminal import comparison_table, length_table, notes, title
 from pytest_niah.results.niah_results import NiahResults
+
+if TYPE_CHECKING:
+    from pytest_niah.experiment.run_report import RunReport
 
 
 def gate_cell(gates: Sequence[Gate]) -> str:
     """The table's gate column: the worst outcome of a length's gates."""
-    if not gates:
-        return "-"
-    outcomes = {g.outcome for g in gates}
-    return "FAIL" if "fail" in outcomes else "warn" if "warn" in outcomes else "pass"
+    outcome = worst_outcome(g.outcome for g in gates)
+    return "-" if outcome is None else "FAIL" if outcome == "fail" else outcome
 
 
 def summary_lines(session: NiahSession, label: str, results: NiahResults) -> list[str]:
@@ -53,27 +57,56 @@ def _cell_of(cells: dict[int, str]) -> Callable[[MetricRow], str]:
     return lambda row: cells[row.length]
 
 
-def _run_lines(report: dict[str, Any]) -> list[str]:
-    lines = [f"note: {note}" for note in report.get("notes") or []]
-    if report.get("from_shards"):
-        lines.append(f"measured from the shard parts in {report['from_shards']}: nothing embedded")
+def _run_lines(report: RunReport) -> list[str]:
+    lines = [f"note: {note}" for note in report.notes]
+    if report.from_shards is not None:
+        lines.append(f"measured from the shard parts in {report.from_shards}: nothing embedded")
         return lines
-    if report.get("reused"):
+    if report.reused:
         lines.append(
-            "results reused from an identical earlier run "
-            f"({report.get('cached_results')}): nothing embedded"
+            f"results reused from an identical earlier run ({report.cached_results}): "
+            "nothing embedded"
         )
         return lines
-    stats = report.get("embedding") or {}
-    assert isinstance(stats, dict)
-    where = f" (cache {report['cache']})" if report.get("cache") else ""
+    stats = report.embedding
+    where = f" (cache {report.cache})" if report.cache is not None else ""
     lines.append(
-        f"{stats.get('embedded', 0):,} texts embedded, {stats.get('read', 0):,} read from the "
-        f"cache{where}"
-        + (
-            f"; {stats['dropped']} unusable cache rows embedded again"
-            if stats.get("dropped")
-            else ""
-        )
+        f"{stats.embedded:,} texts embedded, {stats.read:,} read from the cache{where}"
+        + (f"; {stats.dropped} unusable cache rows embedded again" if stats.dropped else "")
     )
     return lines
+
+
+def ungated_line(session: NiahSession, finished: dict[str, NiahResults]) -> str | None:
+    """One line when the run gated nothing: it checked nothing; the thresholds it supports.
+
+    A run without ``--niah-min-auc``, ``--niah-min-ratio`` or ``--niah-compare-fail``
+    passes whatever the model does (a model at chance too). The line says so, and gives
+    the ``--niah-min-auc`` its own results support: per length, the lowest lower bound of
+    the AUC's 95% interval over every model, arm and scoring (rounded down), the threshold
+    these results would meet.
+
+    Returns:
+        The line, or ``None`` when some length is gated (or nothing finished).
+    """
+    lengths = sorted({n for results in finished.values() for n in results.config.lengths})
+    if not finished or any(session.gated(length) for length in lengths):
+        return None
+    supported: dict[int, float] = {}
+    for results in finished.values():
+        for row in results.intervals:
+            if row.metric == "auc" and math.isfinite(row.low):
+                supported[row.length] = min(supported.get(row.length, 1.0), row.low)
+    head = "pytest-niah: nothing was gated (no threshold, no baseline allowance): this run checked"
+    if not supported:
+        return (
+            f"{head} nothing. Fix: gate it with --niah-min-auc=T (and --niah-bootstrap > 0 "
+            "for intervals that suggest T)"
+        )
+    thresholds = ",".join(
+        f"{length}={math.floor(low * 100) / 100:.2f}" for length, low in sorted(supported.items())
+    )
+    return (
+        f"{head} nothing. Its own 95% intervals support --niah-min-auc={thresholds} (per "
+        "length, the lowest AUC lower bound over models, arms and scorings)"
+    )

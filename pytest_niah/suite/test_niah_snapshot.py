@@ -8,6 +8,7 @@ import pytest
 
 from pytest_niah.plugin.session import NiahSession
 from pytest_niah.results.niah_results import NiahResults
+from pytest_niah.results.snapshot_diff import mismatch_block
 from pytest_niah.results.snapshots import extension_for, metric_table, model_dir
 
 if TYPE_CHECKING:
@@ -39,6 +40,21 @@ def test_metric_table(
     results = niah_session.results_or_stop(niah_snapshot_model)
     directory = model_dir(niah_session.snapshot_dir, niah_snapshot_model)
     table = metric_table(results, niah_session.snapshot_digits)
-    assert table == snapshot(extension_class=extension_for(directory)), identity_text(
-        niah_snapshot_model, results
+    assertion = snapshot(extension_class=extension_for(directory))
+    if assertion == table:  # syrupy records the check (and writes under --snapshot-update)
+        return
+    execution = assertion.executions[assertion.num_executions - 1]
+    # One block of changed cells, as a failed gate reads, not a traceback of this function.
+    pytest.fail(
+        mismatch_block(
+            identity_text(niah_snapshot_model, results),
+            _text(execution.recalled_data),
+            _text(execution.asserted_data),
+            execution.snapshot_name,
+        ),
+        pytrace=False,
     )
+
+
+def _text(data: object) -> str | None:
+    return None if data is None else str(data)

@@ -22,7 +22,6 @@ from pytest_niah.results.niah_results import NiahResults
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_CORPUS = REPO / "fixtures" / "corpus" / "tiny"
-SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
 NEEDLE_FIXTURES = REPO / "fixtures" / "needles"
 
 MODEL = "lexical:tfidf"
@@ -30,8 +29,8 @@ LABEL = "lexical-tfidf"  # the label pytest-niah derives from MODEL
 
 # The tiny grid: 2 groups x 2 arms x 2 orders x 2 lengths x 3 positions = 48 cases + 4 gates.
 # The lexical baseline finds every literal needle (pass) and misses every one-hop one (xfail).
+# Its books are the default corpus: the pinned books shipped inside the package.
 GRID: dict[str, str] = {
-    "corpus": str(SHARED_CORPUS),
     "lengths": "128,256",
     "positions": "3",
     "groups": "dietary-01,location-01",
@@ -54,10 +53,10 @@ class Niah:
     """Runs pytest with pytest-niah inside a pytester folder and reads what it printed."""
 
     pytester: pytest.Pytester
+    corpus: Path  # the default corpus's books as a folder of .txt files
     model: str = MODEL
     label: str = LABEL
     grid: dict[str, str] = field(default_factory=lambda: dict(GRID))
-    corpus: Path = SHARED_CORPUS
     tiny_corpus: Path = TINY_CORPUS
     needle_fixtures: Path = NEEDLE_FIXTURES
     n_groups: int = 2
@@ -236,11 +235,9 @@ class Niah:
 
 
 @pytest.fixture
-def niah(pytester: pytest.Pytester) -> Niah:
+def niah(pytester: pytest.Pytester, shared_corpus_dir: Path) -> Niah:
     """Run pytest-niah on a tiny grid inside this test's pytester folder."""
-    if not (SHARED_CORPUS / "manifest.json").is_file():
-        pytest.fail(f"the shared corpus is missing at {SHARED_CORPUS}", pytrace=False)
-    return Niah(pytester)
+    return Niah(pytester, shared_corpus_dir)
 
 
 @pytest.fixture(autouse=True)

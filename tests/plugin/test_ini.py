@@ -56,8 +56,8 @@ def test_ini_gates_and_strict_apply_to_the_run(niah):
     # fails where the point misses the threshold and warns where it meets it.
     assert niah.gates(result, "literal") == {128: "warn", 256: "-"}
     no_interval = (
-        ": inconclusive (no interval (bootstrap off, or fewer than two needle groups); turn the "
-        "bootstrap on (--niah-bootstrap) and use two or more needle groups)"
+        ": inconclusive (no interval: 1 needle group; use two or more needle groups "
+        "(--niah-groups): an interval resamples them)"
     )
     assert niah.details(result, "literal") == {
         128: [("WARN", "--niah-min-auc: AUC 1.000, threshold 0.9" + no_interval)]

@@ -81,8 +81,8 @@ def test_missing_folder_is_named_with_the_fix(niah):
     cause = niah.stopped(result, "lexical-tfidf")
     assert cause == (
         f"Corpus folder {niah.pytester.path / 'no-such-books'} does not exist. Fix: pass "
-        "--niah-corpus a folder of UTF-8 .txt files, or --niah-corpus=gutenberg to download the "
-        "pinned public-domain books."
+        "--niah-corpus a folder of UTF-8 .txt files, or --niah-corpus=packaged for the pinned "
+        "public-domain books shipped with pytest-niah."
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import subprocess
@@ -18,11 +19,11 @@ LITERAL = ("--niah-arms=literal", "--niah-lengths=128,256")
 
 def saved_file(store: Path, label: str, name: str) -> Path:
     """Where a run of ``label`` saved on this machine lives."""
-    return store / run_key(label, machine_info()) / f"{name}.json"
+    return store / run_key(label, machine_info()) / f"{name}.json.gz"
 
 
 def store_files(root: Path) -> list[Path]:
-    return sorted(root.rglob("*.json"))
+    return sorted(root.rglob("*.json.gz"))
 
 
 def test_save_writes_a_run_under_the_rootdir(niah):
@@ -31,12 +32,12 @@ def test_save_writes_a_run_under_the_rootdir(niah):
     result.assert_outcomes(passed=niah.n_cases // 2 + niah.n_gates, xfailed=niah.n_cases // 2)
     store = niah.pytester.path / ".niah" / "runs"
     path = saved_file(store, niah.label, "base")
-    # <rootdir>/.niah/runs/<label>/<machine>/base.json, and nothing else in the store.
+    # <rootdir>/.niah/runs/<label>/<machine>/base.json.gz, and nothing else in the store.
     assert path.relative_to(store).parts[0] == "lexical-tfidf"
     assert path.parent.name == run_key(niah.label, machine_info()).split("/")[1]
     assert store_files(store) == [path]
 
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw = json.loads(gzip.decompress(path.read_bytes()))
     assert set(raw) == {
         "run_schema_version",
         "name",

@@ -234,3 +234,18 @@ def test_a_role_is_checked_by_its_table_and_a_changed_table_names_the_model(niah
         f"lexical:tfidf (identity fingerprint {identity.fingerprint}, reads every token)"
     ) in text
     assert ambr(niah, "prod").read_bytes() == written
+
+
+def test_a_changed_table_reads_as_one_block_of_changed_cells_without_a_traceback(niah):
+    niah.run(*SMALL, "--snapshot-update")
+    result = niah.run(*SMALL, "--niah-snapshot", "--niah-seed=7")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    text = result.stdout.str()
+    # Cells named by arm, length and metric, old -> new, and the fix.
+    assert re.search(r"literal/whole L128 auc: \d\.\d+ -> \d\.\d+", text), text
+    assert re.search(r"differs from its snapshot; .*\(\d+ changed cells?\)", text)
+    assert "Fix: if the change is intended, accept it with --snapshot-update" in text
+    # No traceback of the plugin's own test function or of syrupy's internals.
+    assert "def test_metric_table" not in text
+    assert "assertion = snapshot(" not in text
+    assert "syrupy/assertion.py" not in text

@@ -7,6 +7,7 @@ means equal to each other.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -143,11 +144,12 @@ def test_same_outputs_with_any_number_of_workers(
         result.stdout.fnmatch_lines(["*1 snapshot passed*"])
         assert {p: (root / p).read_bytes() for p in before} == snapshot_bytes
     elif mode == "save":
-        saved = f".niah/runs/{run_key(LABEL, machine_info())}/base.json"
+        saved = f".niah/runs/{run_key(LABEL, machine_info())}/base.json.gz"
         assert new == [saved]
         meta, results = load_run(root / saved)
         assert results.to_json() == reference["json"]
-        assert json.loads((root / saved).read_text())["results"] == json.loads(reference["json"])
+        document = json.loads(gzip.decompress((root / saved).read_bytes()))
+        assert document["results"] == json.loads(reference["json"])
         assert meta["label"] == LABEL
     # Only the controller writes: no worker left a file of its own.
     assert not [p for p in new if os.sep + "gw" in p]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.config.parsers import parse_allowances
+from pytest_niah.config.gate_expressions import parse_allowances
 from pytest_niah.errors import OutputError
 from pytest_niah.report import (
     ReportComparison,
@@ -129,9 +129,14 @@ def test_summary_markdown_has_the_terminal_comparison_table(
 ) -> None:
     text = summary_markdown([worse], ["lexical:tfidf"], [compared])
     terminal = split_terminal(comparison_table(compared.comparison, compared.allowances))
-    assert markdown_rows(text, "| arm ") == [
-        [cell for cell in row] + [""] * (len(COMPARISON_HEADER) - len(row)) for row in terminal
-    ]
+    expected = [[*row, *[""] * (len(COMPARISON_HEADER) - len(row))] for row in terminal]
+    # The gated rows first; the metrics no gate looked at follow, folded.
+    gated = markdown_rows(text, "| arm ")
+    folded = text.split("<details><summary>Metrics not gated", 1)[1]
+    rest = markdown_rows(folded, "| arm ")
+    assert gated[0] == rest[0] == expected[0]
+    assert all(row[-1] for row in gated[1:]) and not any(row[-1] for row in rest[1:])
+    assert sorted(gated[1:] + rest[1:]) == sorted(expected[1:])
     assert "## Comparison: lexical:tfidf versus base.json\n" in text
     assert "Paired on " in text and " cells " in text
     assert "Verdicts (auc:0.02, separation:0.001): " in text and " regressed" in text
@@ -211,7 +216,9 @@ def test_report_writes_comparison_json(
 
 def test_summary_md_holds_the_comparison(written: dict[str, Path]) -> None:
     summary = written["summary.md"].read_text(encoding="utf-8")
-    assert summary.startswith("# pytest-niah report\n\n## Comparison: lexical:tfidf versus")
+    headline, rest = summary.split("\n", 1)
+    assert headline.startswith("# ❌ pytest-niah: ") and " gates failed (lexical:tfidf)" in headline
+    assert rest.startswith("\n## Comparison: lexical:tfidf versus")
     assert "## lexical:tfidf (base)\n" in summary
 
 

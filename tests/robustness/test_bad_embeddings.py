@@ -12,7 +12,6 @@ import math
 import re
 import sqlite3
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,12 +26,9 @@ from pytest_niah.haystacks.plan import ModelInput
 from pytest_niah.haystacks.tokens import WordTokenizer
 from pytest_niah.inputs.needles import load_needle_set
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
 INVALID = "non-finite or zero embedding (query, haystack, needle or control)"
 CONFIG = NiahConfig(
     model="fake",
-    corpus=str(SHARED_CORPUS),
     lengths=(128, 256),
     positions=2,
     groups=("dietary",),

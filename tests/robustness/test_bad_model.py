@@ -25,8 +25,6 @@ import pytest
 from pytest_niah import NiahConfig, load_embedder, run_experiment
 from pytest_niah.errors import EmbedderError
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
 JINA_V3 = "jinaai/jina-embeddings-v3"
 TOKENIZER_FILES = (
     "tokenizer.json",
@@ -261,7 +259,7 @@ def test_preset_remote_code_model_through_the_api(monkeypatch):
     monkeypatch.setattr(sentence_transformers, "SentenceTransformer", never)
     with pytest.raises(EmbedderError, match="--niah-trust-remote-code"):
         _ = load_embedder(NiahConfig(model=JINA_V3)).tokenizer
-    config = NiahConfig(model=JINA_V3, corpus=str(SHARED_CORPUS), lengths=(128,), positions=2)
+    config = NiahConfig(model=JINA_V3, lengths=(128,), positions=2)
     with pytest.raises(EmbedderError, match="--niah-trust-remote-code"):
         run_experiment(config)
 

@@ -18,7 +18,6 @@ from pytest_niah.errors import HaystackError, NeedleSetError
 
 REPO = Path(__file__).resolve().parents[2]
 NEEDLES = REPO / "fixtures" / "robustness" / "needles"
-SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "gutenberg"
 
 # file -> fragments the message must hold (besides the file's path and "Fix:").
 BAD_FILES = {
@@ -82,7 +81,7 @@ def test_bad_file_through_the_api(name):
 
 def test_bad_file_through_run_experiment(tmp_path):
     path = NEEDLES / "bad_duplicate_ids.json"
-    config = NiahConfig(model="lexical:tfidf", corpus=str(SHARED_CORPUS), needles=str(path))
+    config = NiahConfig(model="lexical:tfidf", needles=str(path))
     with pytest.raises(NeedleSetError, match="used by more than one group"):
         run_experiment(config)
 
@@ -202,7 +201,6 @@ def test_custom_needle_longer_than_the_haystack(niah_run):
 def test_custom_needle_longer_than_the_haystack_through_the_api():
     config = NiahConfig(
         model="lexical:tfidf",
-        corpus=str(SHARED_CORPUS),
         needles=str(NEEDLES / "long_needle.json"),
         lengths=(128,),
         positions=2,

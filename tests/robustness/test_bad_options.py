@@ -11,7 +11,7 @@ import re
 import pytest
 
 from pytest_niah import ConfigError, NiahConfig
-from pytest_niah.config.parsers import parse_thresholds
+from pytest_niah.config.gate_expressions import parse_thresholds
 
 # (argument, option named in the error, fix in the error)
 BAD_VALUES = [

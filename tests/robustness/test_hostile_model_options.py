@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from pytest_niah.embed.st_backend import _set_window
+from pytest_niah.embed.st_loading import set_window
 from pytest_niah.errors import ConfigError
 
 STATIC = "packaged-static"
@@ -41,7 +41,7 @@ class _NoWindow:
 
 def test_a_model_whose_window_cannot_be_set_is_a_clear_error():
     with pytest.raises(ConfigError) as caught:
-        _set_window("some/model", _NoWindow(), 64)
+        set_window("some/model", _NoWindow(), 64)
     message = str(caught.value)
     assert "--niah-max-seq-length=64: the window of model 'some/model' cannot be set" in message
     assert "Fix: drop --niah-max-seq-length for this model" in message

@@ -21,7 +21,7 @@ def test_an_over_long_run_name_with_the_machine_folder_there_is_a_usage_error(ni
     """The machine folder exists once a run is saved: the name used to reach the disk."""
     first = niah_run.run("--niah-save=base")
     assert first.ret == pytest.ExitCode.OK, first.stdout.str()
-    assert list((niah_run.path / ".niah" / "runs").glob("*/*/base.json"))
+    assert list((niah_run.path / ".niah" / "runs").glob("*/*/base.json.gz"))
     result = niah_run.run(f"--niah-save={LONG_NAME}")
     niah_run.assert_usage_error(result, "--niah-save: run name 'sss", "Fix: give a shorter name")
 

@@ -30,7 +30,7 @@ def test_the_session_stops_once_with_the_message(niah_run):
     assert message == (
         f"pytest-niah could not run 'lexical-tfidf': Corpus folder {corpus} holds no .txt "
         "files. Fix: pass --niah-corpus a folder of UTF-8 .txt files, or "
-        "--niah-corpus=gutenberg to download the pinned public-domain books."
+        "--niah-corpus=packaged for the pinned public-domain books shipped with pytest-niah."
     )
     assert "no tests ran" in result.stdout.str()
 

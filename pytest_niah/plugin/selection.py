@@ -1,0 +1,96 @@
+"""Node ids of the shipped suite pasted back on the command line, as pytest's own would run.
+
+The suite lives inside the package, so ``test_niah.py::test_gate[gate-onehop-L128]`` is no
+path of the user's folder. Rewriting it to the suite file would make pytest report the file
+itself as the root of its node ids (``::test_gate[...]``): ids that cannot be pasted back,
+and that the next ``--lf`` does not recognise. Instead the suite folder is collected as in
+a full run (ids ``test_niah.py::...``) and the items are narrowed to the pasted ids here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+PASTED_KEY: pytest.StashKey[tuple[str, ...]] = pytest.StashKey()
+
+
+def take_pasted_ids(
+    config: pytest.Config, suite_names: Sequence[str], suite_folder: Path
+) -> tuple[str, ...]:
+    """Remove pasted suite node ids from ``config.args``; return them (``test_niah.py::...``).
+
+    A path that exists in the user's folder is the user's own file and is left alone.
+    """
+    pasted: list[str] = []
+    kept: list[str] = []
+    for arg in config.args:
+        path, sep, rest = arg.partition("::")
+        name = Path(path).name
+        if (
+            name in suite_names
+            and not Path(path).exists()
+            and Path(path).parent
+            in (
+                Path("."),
+                suite_folder,
+            )
+        ):
+            pasted.append(name + sep + rest)
+        else:
+            kept.append(arg)
+    if pasted:
+        config.args[:] = kept
+        config.stash[PASTED_KEY] = tuple(pasted)
+    return tuple(pasted)
+
+
+def suite_node_id(item: pytest.Item) -> str:
+    """The item's id as a full run reports it: ``test_niah.py::test_gate[...]``."""
+    return item.path.name + "::" + item.nodeid.split("::", 1)[1]
+
+
+def names(selection: str, node_id: str) -> bool:
+    """Whether a pasted id selects a node id, as pytest matches its arguments.
+
+    ``test_niah.py`` selects the file, ``test_niah.py::test_gate`` every parameter of the
+    function, ``test_niah.py::test_gate[gate-onehop-L128]`` that one test.
+    """
+    return node_id == selection or node_id.startswith((selection + "::", selection + "["))
+
+
+def narrow_to_pasted(
+    config: pytest.Config, items: list[pytest.Item], suite: Sequence[Path]
+) -> None:
+    """Keep only the suite's items the pasted ids name (the user's own tests stay).
+
+    Raises:
+        pytest.UsageError: a pasted id names no test of this run's grid (outside xdist
+            workers, which only collect what the controller asked for).
+    """
+    pasted = config.stash.get(PASTED_KEY, ())
+    if not pasted:
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    used: set[str] = set()
+    for item in items:
+        if item.path not in suite:
+            kept.append(item)
+            continue
+        node_id = suite_node_id(item)
+        chosen = [selection for selection in pasted if names(selection, node_id)]
+        used.update(chosen)
+        (kept if chosen else dropped).append(item)
+    missing = [selection for selection in pasted if selection not in used]
+    if missing and not hasattr(config, "workerinput"):
+        raise pytest.UsageError(
+            f"pytest-niah: not found: {', '.join(missing)} names no test of this run's grid. "
+            "Fix: list the grid's node ids with --collect-only -q, with the same --niah-* "
+            "options"
+        )
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
