@@ -1,0 +1,291 @@
+"""One-line mutation testing of the rule-bearing modules, against the fast tests that own them.
+
+Each mutant changes one operator or constant in one line (a comparison flipped or made
+strict, ``and``/``or`` swapped, a ``not`` dropped, a number moved by one, ``True``/``False``
+swapped, ``min``/``max`` swapped, ``+``/``-`` swapped). Every mutant runs in a copy of the
+checkout (the working tree is never touched, so other work can go on beside it), with the
+copy first on ``PYTHONPATH`` so that pytester subprocesses import the mutant too. A mutant
+is *killed* when its tests fail (or time out), *survives* when they pass.
+
+    python benchmarks/mutate.py                      # every module in TARGETS
+    python benchmarks/mutate.py --module measure/verdicts.py --jobs 2
+    python benchmarks/mutate.py --list               # the mutants, without running them
+    python benchmarks/mutate.py --report benchmarks/results/mutation.md
+
+mutmut 3 and cosmic-ray were the first choice; both run the mutant in place or need the
+whole suite once per session to map tests, which took longer than this script's full pass
+on the 2-core machines. Not in CI: it takes tens of minutes. Run it before resolving an
+issue that touches a rule, and explain every survivor in the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "pytest_niah"
+
+# Module (under pytest_niah/) -> the fast tests that own its rules.
+TARGETS: dict[str, list[str]] = {
+    "measure/verdicts.py": ["tests/measure/test_verdicts.py", "tests/measure/test_gates.py"],
+    "measure/gates.py": ["tests/measure/test_gates.py", "tests/measure/test_verdicts.py"],
+    "measure/metrics.py": ["tests/measure/test_metrics.py"],
+    "measure/stats.py": ["tests/measure/test_stats.py"],
+    "measure/scoring.py": [
+        "tests/measure/test_retrieval.py",
+        "tests/measure/test_tables.py",
+        "tests/measure/test_metrics.py",
+    ],
+    "results/compare.py": ["tests/results/test_compare.py"],
+    "embed/identity.py": ["tests/embed/test_identity.py"],
+    "results/storage.py": ["tests/results"],
+    "config/cache_policy.py": ["tests/test_experiment.py", "tests/test_shards.py"],
+}
+
+SWAPS_COMPARE: dict[type[ast.cmpop], list[type[ast.cmpop]]] = {
+    ast.Lt: [ast.LtE, ast.Gt],
+    ast.LtE: [ast.Lt, ast.Gt],
+    ast.Gt: [ast.GtE, ast.Lt],
+    ast.GtE: [ast.Gt, ast.Lt],
+    ast.Eq: [ast.NotEq],
+    ast.NotEq: [ast.Eq],
+    ast.In: [ast.NotIn],
+    ast.NotIn: [ast.In],
+    ast.Is: [ast.IsNot],
+    ast.IsNot: [ast.Is],
+}
+SWAPS_BINOP: dict[type[ast.operator], type[ast.operator]] = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One change: which module, which node (by walk order), what it becomes."""
+
+    module: str
+    index: int
+    line: int
+    description: str
+
+
+def _nodes(tree: ast.AST) -> list[ast.AST]:
+    return list(ast.walk(tree))
+
+
+def _in_docstring_or_annotation(tree: ast.AST) -> set[int]:
+    """ids of nodes that are type annotations (mutating them changes nothing at run time)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        annotations = []
+        if isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            annotations.append(node.returns)
+            args = node.args
+            for arg in [*args.args, *args.kwonlyargs, *args.posonlyargs, args.vararg, args.kwarg]:
+                if arg is not None:
+                    annotations.append(arg.annotation)
+        for annotation in annotations:
+            if annotation is not None:
+                skip.update(id(n) for n in ast.walk(annotation))
+    return skip
+
+
+def mutations(node: ast.AST) -> list[tuple[str, object]]:
+    """What one node can become: (description, replacement spec)."""
+    out: list[tuple[str, object]] = []
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        for new in SWAPS_COMPARE.get(type(node.ops[0]), []):
+            out.append((f"{type(node.ops[0]).__name__} -> {new.__name__}", ("cmp", new)))
+    elif isinstance(node, ast.BoolOp):
+        new_op = ast.Or if isinstance(node.op, ast.And) else ast.And
+        out.append((f"{type(node.op).__name__} -> {new_op.__name__}", ("bool", new_op)))
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        out.append(("drop not", ("unnot", None)))
+    elif isinstance(node, ast.BinOp) and type(node.op) in SWAPS_BINOP:
+        new_bin = SWAPS_BINOP[type(node.op)]
+        out.append((f"{type(node.op).__name__} -> {new_bin.__name__}", ("bin", new_bin)))
+    elif isinstance(node, ast.Constant):
+        if node.value is True or node.value is False:
+            out.append((f"{node.value} -> {not node.value}", ("const", not node.value)))
+        elif isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            out.append((f"{node.value!r} -> {node.value + 1!r}", ("const", node.value + 1)))
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("min", "max")
+    ):
+        other = "max" if node.func.id == "min" else "min"
+        out.append((f"{node.func.id} -> {other}", ("call", other)))
+    return out
+
+
+def apply(source: str, index: int, spec: object) -> str:
+    """The source with node ``index`` (walk order) changed as ``spec`` says."""
+    tree = ast.parse(source)
+    node = _nodes(tree)[index]
+    kind, value = spec  # type: ignore[misc]
+    if kind == "cmp":
+        node.ops = [value()]  # type: ignore[attr-defined]
+    elif kind == "bool" or kind == "bin":
+        node.op = value()  # type: ignore[attr-defined]
+    elif kind == "const":
+        node.value = value  # type: ignore[attr-defined]
+    elif kind == "call":
+        node.func.id = value  # type: ignore[attr-defined]
+    elif kind == "unnot":
+        parent = next(p for p in ast.walk(tree) for c in ast.iter_child_nodes(p) if c is node)
+        for name, field in ast.iter_fields(parent):
+            if field is node:
+                setattr(parent, name, node.operand)  # type: ignore[attr-defined]
+            elif isinstance(field, list):
+                for i, item in enumerate(field):
+                    if item is node:
+                        field[i] = node.operand  # type: ignore[attr-defined]
+    return ast.unparse(tree)
+
+
+def enumerate_mutants(module: str) -> list[tuple[Mutant, object]]:
+    """Every mutant of one module, skipping annotations, docstrings and ``__all__``."""
+    source = (PACKAGE / module).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    skip = _in_docstring_or_annotation(tree)
+    found = []
+    for index, node in enumerate(_nodes(tree)):
+        if id(node) in skip or not hasattr(node, "lineno"):
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            continue
+        line = (source.splitlines()[node.lineno - 1]).strip()
+        if line.startswith(("assert ", "raise ", "__all__", "log", "warnings.")):
+            continue
+        for description, spec in mutations(node):
+            found.append((Mutant(module, index, node.lineno, description), spec))
+    return found
+
+
+def _copy_checkout(target: Path) -> None:
+    ignore = shutil.ignore_patterns(
+        ".git",
+        "__pycache__",
+        ".mypy_cache",
+        ".ruff_cache",
+        "*.egg-info",
+        ".pytest_cache",
+        ".niah",
+        "mutants",
+    )
+    shutil.copytree(ROOT, target, ignore=ignore, symlinks=True)
+
+
+def run_one(mutant: Mutant, spec: object, tests: list[str], timeout: float) -> tuple[str, float]:
+    """Run one mutant's tests in a fresh copy; 'killed', 'survived' or 'timeout'."""
+    with tempfile.TemporaryDirectory(prefix="niah-mutant-") as tmp:
+        work = Path(tmp) / "checkout"
+        _copy_checkout(work)
+        path = work / "pytest_niah" / mutant.module
+        path.write_text(
+            apply(path.read_text(encoding="utf-8"), mutant.index, spec), encoding="utf-8"
+        )
+        env = dict(
+            os.environ, PYTHONPATH=str(work), HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1"
+        )
+        existing = [t for t in tests if (work / t).exists()]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-x",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not slow",
+            *existing,
+        ]
+        started = time.perf_counter()
+        try:
+            done = subprocess.run(command, cwd=work, env=env, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "timeout", time.perf_counter() - started
+        outcome = "survived" if done.returncode == 0 else "killed"
+        return outcome, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--module", action="append", help="module under pytest_niah/ (repeatable)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    parser.add_argument("--report", help="write a markdown report here")
+    args = parser.parse_args(argv)
+    modules = args.module or list(TARGETS)
+    work: list[tuple[Mutant, object, list[str]]] = []
+    for module in modules:
+        if not (PACKAGE / module).exists():
+            print(f"skip {module}: no such module")
+            continue
+        tests = TARGETS.get(module) or [f"tests/{Path(module).parent}"]
+        work += [(m, spec, tests) for m, spec in enumerate_mutants(module)]
+    if args.list:
+        for mutant, _, _ in work:
+            print(f"{mutant.module}:{mutant.line}: {mutant.description}")
+        print(f"{len(work)} mutants")
+        return 0
+    results: list[tuple[Mutant, str, float]] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(run_one, m, spec, tests, args.timeout): m for m, spec, tests in work}
+        for future in concurrent.futures.as_completed(futures):
+            mutant = futures[future]
+            outcome, seconds = future.result()
+            results.append((mutant, outcome, seconds))
+            print(
+                f"{outcome:8} {mutant.module}:{mutant.line} {mutant.description} ({seconds:.0f} s)",
+                flush=True,
+            )
+    results.sort(key=lambda r: (r[0].module, r[0].line, r[0].index))
+    lines = ["| module | mutants | killed | survived | score |", "|---|---:|---:|---:|---:|"]
+    total = killed_all = 0
+    for module in modules:
+        mine = [r for r in results if r[0].module == module]
+        if not mine:
+            continue
+        killed = sum(1 for r in mine if r[1] != "survived")
+        total += len(mine)
+        killed_all += killed
+        lines.append(
+            f"| {module} | {len(mine)} | {killed} | {len(mine) - killed} | "
+            f"{100 * killed / len(mine):.0f}% |"
+        )
+    if total:
+        lines.append(
+            f"| **all** | {total} | {killed_all} | {total - killed_all} | "
+            f"**{100 * killed_all / total:.1f}%** |"
+        )
+    survivors = [
+        f"- `{m.module}:{m.line}` {m.description}" for m, o, _ in results if o == "survived"
+    ]
+    text = "\n".join(lines) + "\n\nSurvivors:\n" + ("\n".join(survivors) or "- none") + "\n"
+    print(text)
+    if args.report:
+        Path(args.report).write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
