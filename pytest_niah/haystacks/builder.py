@@ -1,6 +1,7 @@
 """Haystacks of exact token lengths, with one needle each, plus no-needle controls.
 
-For each needle group and length one seeded *stream* of book sentences is drawn; the
+For each needle group and length one seeded *stream* of book sentences is drawn
+(:mod:`pytest_niah.haystacks.snippet_streams`, where the leak audit runs); the
 control of that group and length is the stream's first L tokens, and every needle haystack
 is the stream's first L - n tokens with the needle (n tokens) inserted at a gap chosen by
 :mod:`pytest_niah.haystacks.placement`. Needle haystacks and their control thus share their
@@ -16,14 +17,11 @@ tokens, the needle at its recorded token offset.
 from __future__ import annotations
 
 import os
-import threading
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from pytest_niah.errors import HaystackError
 from pytest_niah.haystacks.audit import AuditReport
@@ -37,18 +35,12 @@ from pytest_niah.haystacks.fillers import (
 from pytest_niah.haystacks.grid import case_id, control_id
 from pytest_niah.haystacks.haystack import Block, Haystack, rng_for
 from pytest_niah.haystacks.placement import Placement, place
-from pytest_niah.haystacks.sentence_counts import SentenceCounts, counts_file
+from pytest_niah.haystacks.snippet_streams import SnippetDrawer
 from pytest_niah.haystacks.tokens import Encoded, Tokenizer
 from pytest_niah.inputs.corpus import Corpus
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet
-from pytest_niah.inputs.words import TermMatcher
 
-MAX_SNIPPET_TOKENS = 249  # the study's snippets are under 250 tokens
-MIN_SNIPPET_TOKENS = 48
-SNIPPET_SENTENCES = 24  # at most this many consecutive sentences per snippet
-MAX_CONSECUTIVE_REJECTS = 2000
 _FIT_ATTEMPTS = 6
-_COUNT_AHEAD = 8  # sentences counted per tokenizer call while drawing a snippet
 
 
 @dataclass
@@ -71,42 +63,22 @@ class HaystackBuilder:
     seed: int
     cache_dir: Path | None = None
     threads: int = field(default_factory=lambda: min(4, os.cpu_count() or 1))
-    _used: int = 0
-    _rejected: int = 0
-    _too_long: int = 0
-    _hits: Counter[str] = field(default_factory=Counter, repr=False)
-    _audit_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
-        self._books = [book.sentences for book in self.corpus.books if book.sentences]
-        if not self._books:
-            raise HaystackError(
-                f"corpus {self.corpus.name!r} has no sentences to build haystacks from",
-                "point --niah-corpus at a folder of plain-text books",
-            )
-        self._counts = SentenceCounts(
-            self._books,
-            self.tokenizer,
-            counts_file(self.cache_dir, self.tokenizer.identity, self.corpus.fingerprint()),
+        self._draw = SnippetDrawer(
+            self.corpus, self.needle_set, self.tokenizer, self.seed, self.cache_dir
         )
-        terms = sorted({t for g in self.needle_set.groups for t in g.audit_terms})
-        self._leak = TermMatcher(terms) if terms else None
 
     # -- public -------------------------------------------------------------------------------
 
     def audit(self) -> AuditReport:
         """What the leak audit saw so far."""
-        return AuditReport(
-            snippets_used=self._used,
-            snippets_rejected=self._rejected,
-            sentences_too_long=self._too_long,
-            term_hits=tuple(sorted(self._hits.items())),
-        )
+        return self._draw.audit()
 
     def check_corpus_size(self, longest: int) -> None:
         """Fail early when the corpus cannot fill the longest haystack without repeating itself."""
         # ~4 characters per token is a generous upper bound for English subword tokenizers.
-        chars = sum(len(s) for book in self._books for s in book)
+        chars = sum(len(s) for book in self._draw.books for s in book)
         if chars < longest * 4 * 2:
             raise HaystackError(
                 f"corpus {self.corpus.name!r} holds about {chars // 4:,} tokens of text, too "
@@ -152,7 +124,7 @@ class HaystackBuilder:
                 yield ahead.popleft().result()
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-            self._counts.save()
+            self._draw.save_counts()
 
     def block(
         self,
@@ -189,8 +161,8 @@ class HaystackBuilder:
                 f"haystack of {length} tokens",
                 f"shorten the needle or drop length {length} from --niah-lengths",
             )
-        streams = [self._stream(group.id, length, 0, length + longest)]
-        streams += [self._stream(group.id, length, i, length) for i in range(1, controls)]
+        streams = [self._draw.stream(group.id, length, 0, length + longest)]
+        streams += [self._draw.stream(group.id, length, i, length) for i in range(1, controls)]
         # First from one tokenizer call per control; should a cut text not give exactly
         # ``length`` tokens, again with every filler tokenized and checked on its own.
         block = self._assemble(group, length, names, texts, lengths_of, streams, needles, False)
@@ -305,73 +277,6 @@ class HaystackBuilder:
         # One name per (group, length, position), shared by orders and arms so they pair up.
         rng = rng_for(self.seed, "name", group_id, length, position)
         return self.needle_set.names[int(rng.integers(len(self.needle_set.names)))]
-
-    def _snippet(self, rng: np.random.Generator) -> tuple[list[str], list[int]] | None:
-        """One run of consecutive sentences under the token budget, or None if rejected."""
-        book = int(rng.integers(len(self._books)))
-        sentences = self._books[book]
-        start = int(rng.integers(len(sentences)))
-        budget = int(rng.integers(MIN_SNIPPET_TOKENS, MAX_SNIPPET_TOKENS + 1))
-        chosen: list[str] = []
-        chosen_counts: list[int] = []
-        total = 0
-        too_long = False
-        for index, count in self._counts_from(book, start):
-            if count > MAX_SNIPPET_TOKENS:
-                too_long = True
-                break
-            if total + count > budget:
-                break
-            chosen.append(sentences[index])
-            chosen_counts.append(count)
-            total += count
-        # The audit's counts are sums (the same whatever order blocks are built in); the
-        # lock keeps them and the matcher's cache whole across building threads.
-        with self._audit_lock:
-            self._too_long += too_long
-            if not chosen:
-                return None
-            if self._leak is not None:
-                hits = self._leak.find(" ".join(chosen))
-                if hits:
-                    self._rejected += 1
-                    self._hits.update(hits)
-                    return None
-            self._used += 1
-        return chosen, chosen_counts
-
-    def _counts_from(self, book: int, start: int) -> Iterator[tuple[int, int]]:
-        """(index, token count) of the sentences a snippet may take, counted a few at a time.
-
-        A snippet usually stops after a handful of sentences: counting all
-        ``SNIPPET_SENTENCES`` up front would tokenize about three times what is used.
-        """
-        stop = min(start + SNIPPET_SENTENCES, len(self._books[book]))
-        for first in range(start, stop, _COUNT_AHEAD):
-            last = min(first + _COUNT_AHEAD, stop)
-            yield from enumerate(self._counts.get(book, first, last), start=first)
-
-    def _stream(self, group_id: str, length: int, control: int, tokens: int) -> Stream:
-        rng = rng_for(self.seed, "stream", group_id, length, control)
-        stream = Stream([], [])
-        total = misses = 0
-        while total < tokens + 1:
-            snippet = self._snippet(rng)
-            if snippet is None:
-                misses += 1
-                if misses > MAX_CONSECUTIVE_REJECTS:
-                    raise HaystackError(
-                        f"corpus {self.corpus.name!r}: {misses} snippets in a row were rejected by "
-                        "the leak audit or were too long; the books mention the needle groups' "
-                        "key words too often (see the audit's term counts)",
-                        "use other books, or needle groups with more distinctive keywords",
-                    )
-                continue
-            misses = 0
-            stream.sentences.extend(snippet[0])
-            stream.counts.extend(snippet[1])
-            total += sum(snippet[1])
-        return stream
 
     def _cut(self, stream: Stream, tokens: int, what: str) -> Filler:
         """As :meth:`_fit` with one tokenizer call: the cut is not tokenized again (check it)."""

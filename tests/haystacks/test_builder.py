@@ -317,7 +317,7 @@ def static_tokenizer():
     import static_model
     from tokenizers import Tokenizer
 
-    from pytest_niah.embed.st_backend import HaystackTokenizer
+    from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
 
     path = Path(static_model.__file__).parent / "model" / "tokenizer.json"
     return HaystackTokenizer(Tokenizer.from_file(str(path)))

@@ -1,0 +1,160 @@
+"""Filler streams: seeded runs of book sentences, every snippet checked by the leak audit.
+
+A stream is drawn for one (seed, group, length, control) from its own generator, so it is the
+same whichever groups a run selects and whichever thread draws it. A snippet is a run of
+consecutive sentences under a random token budget; one holding any needle group's key word
+(the *whole* needle set's) is rejected and counted, and the counts are the leak audit
+(:class:`~pytest_niah.haystacks.audit.AuditReport`). Sentence token counts persist between runs
+(:mod:`pytest_niah.haystacks.sentence_counts`). :mod:`pytest_niah.haystacks.builder` cuts
+haystacks from the streams.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from pytest_niah.errors import HaystackError
+from pytest_niah.haystacks.audit import AuditReport
+from pytest_niah.haystacks.fillers import Stream
+from pytest_niah.haystacks.haystack import rng_for
+from pytest_niah.haystacks.sentence_counts import SentenceCounts, counts_file
+from pytest_niah.haystacks.tokens import Tokenizer
+from pytest_niah.inputs.corpus import Corpus
+from pytest_niah.inputs.needles import NeedleSet
+from pytest_niah.inputs.words import TermMatcher
+
+MAX_SNIPPET_TOKENS = 249  # the study's snippets are under 250 tokens
+MIN_SNIPPET_TOKENS = 48
+SNIPPET_SENTENCES = 24  # at most this many consecutive sentences per snippet
+MAX_CONSECUTIVE_REJECTS = 2000
+_COUNT_AHEAD = 8  # sentences counted per tokenizer call while drawing a snippet
+
+
+class SnippetDrawer:
+    """Draws the filler streams of a run and keeps the leak audit's counts.
+
+    Args:
+        corpus: Books to draw snippets from.
+        needle_set: The *whole* needle set: every group's terms are banned from snippets.
+        tokenizer: The model's tokenizer (it counts each sentence's tokens).
+        seed: Seed of every random choice.
+        cache_dir: Where sentence token counts persist between runs (``None``: nowhere).
+
+    Raises:
+        HaystackError: the corpus has no sentences.
+    """
+
+    def __init__(
+        self,
+        corpus: Corpus,
+        needle_set: NeedleSet,
+        tokenizer: Tokenizer,
+        seed: int,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.seed = seed
+        self.corpus_name = corpus.name
+        self.books = [book.sentences for book in corpus.books if book.sentences]
+        if not self.books:
+            raise HaystackError(
+                f"corpus {corpus.name!r} has no sentences to build haystacks from",
+                "point --niah-corpus at a folder of plain-text books",
+            )
+        self._counts = SentenceCounts(
+            self.books,
+            tokenizer,
+            counts_file(cache_dir, tokenizer.identity, corpus.fingerprint()),
+        )
+        terms = sorted({t for g in needle_set.groups for t in g.audit_terms})
+        self._leak = TermMatcher(terms) if terms else None
+        self._used = 0
+        self._rejected = 0
+        self._too_long = 0
+        self._hits: Counter[str] = Counter()
+        self._audit_lock = threading.Lock()
+
+    def save_counts(self) -> None:
+        """Persist the sentence token counts counted so far (where ``cache_dir`` says)."""
+        self._counts.save()
+
+    def audit(self) -> AuditReport:
+        """What the leak audit saw so far."""
+        return AuditReport(
+            snippets_used=self._used,
+            snippets_rejected=self._rejected,
+            sentences_too_long=self._too_long,
+            term_hits=tuple(sorted(self._hits.items())),
+        )
+
+    def stream(self, group_id: str, length: int, control: int, tokens: int) -> Stream:
+        """Snippets drawn for one group, length and control until ``tokens`` + 1 tokens."""
+        rng = rng_for(self.seed, "stream", group_id, length, control)
+        stream = Stream([], [])
+        total = misses = 0
+        while total < tokens + 1:
+            snippet = self._snippet(rng)
+            if snippet is None:
+                misses += 1
+                if misses > MAX_CONSECUTIVE_REJECTS:
+                    raise HaystackError(
+                        f"corpus {self.corpus_name!r}: {misses} snippets in a row were rejected by "
+                        "the leak audit or were too long; the books mention the needle groups' "
+                        "key words too often (see the audit's term counts)",
+                        "use other books, or needle groups with more distinctive keywords",
+                    )
+                continue
+            misses = 0
+            stream.sentences.extend(snippet[0])
+            stream.counts.extend(snippet[1])
+            total += sum(snippet[1])
+        return stream
+
+    def _snippet(self, rng: np.random.Generator) -> tuple[list[str], list[int]] | None:
+        """One run of consecutive sentences under the token budget, or None if rejected."""
+        book = int(rng.integers(len(self.books)))
+        sentences = self.books[book]
+        start = int(rng.integers(len(sentences)))
+        budget = int(rng.integers(MIN_SNIPPET_TOKENS, MAX_SNIPPET_TOKENS + 1))
+        chosen: list[str] = []
+        chosen_counts: list[int] = []
+        total = 0
+        too_long = False
+        for index, count in self._counts_from(book, start):
+            if count > MAX_SNIPPET_TOKENS:
+                too_long = True
+                break
+            if total + count > budget:
+                break
+            chosen.append(sentences[index])
+            chosen_counts.append(count)
+            total += count
+        # The audit's counts are sums (the same whatever order blocks are built in); the
+        # lock keeps them and the matcher's cache whole across building threads.
+        with self._audit_lock:
+            self._too_long += too_long
+            if not chosen:
+                return None
+            if self._leak is not None:
+                hits = self._leak.find(" ".join(chosen))
+                if hits:
+                    self._rejected += 1
+                    self._hits.update(hits)
+                    return None
+            self._used += 1
+        return chosen, chosen_counts
+
+    def _counts_from(self, book: int, start: int) -> Iterator[tuple[int, int]]:
+        """(index, token count) of the sentences a snippet may take, counted a few at a time.
+
+        A snippet usually stops after a handful of sentences: counting all
+        ``SNIPPET_SENTENCES`` up front would tokenize about three times what is used.
+        """
+        stop = min(start + SNIPPET_SENTENCES, len(self.books[book]))
+        for first in range(start, stop, _COUNT_AHEAD):
+            last = min(first + _COUNT_AHEAD, stop)
+            yield from enumerate(self._counts.get(book, first, last), start=first)
