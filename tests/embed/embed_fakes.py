@@ -143,3 +143,11 @@ def link_into_blobs(snapshot: Path) -> Path:
             path.unlink()
         path.symlink_to(os.path.relpath(blob, path.parent))
     return snapshot
+
+
+def readable_bytes(path: Path) -> bytes:
+    """A file's bytes as a reader sees them: saved runs are gzip, so look inside."""
+    import gzip
+
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from embed_fakes import readable_bytes
 from openai_server import EmbeddingServer
 
 from pytest_niah.config.niah import ModelSpec, NiahConfig, default_label
@@ -565,7 +566,7 @@ def test_the_key_never_leaks_into_any_output(server, pytester, monkeypatch, mini
     written = list(files_under(pytester.path))
     assert any(path.name == "results.json" for path in written)
     assert any(path.name == CACHE_FILE for path in written)
-    leaked = [str(path) for path in written if SECRET.encode() in path.read_bytes()]
+    leaked = [str(path) for path in written if SECRET.encode() in readable_bytes(path)]
     assert leaked == []
     assert server.stats.authorizations
     assert all(a == f"Bearer {SECRET}" for a in server.stats.authorizations)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
+from embed_fakes import readable_bytes
 from hypothesis import given
 from hypothesis import strategies as st
 from openai_server import EmbeddingServer
@@ -287,4 +288,4 @@ def test_a_key_in_the_query_string_is_one_usage_error_and_written_nowhere(pytest
     assert "--niah-api-key-env" in err
     assert leaked(result.stdout.str() + err) == []
     written = [path for path in pytester.path.rglob("*") if path.is_file()]
-    assert [path for path in written if leaked(path.read_bytes().decode("latin-1"))] == []
+    assert [path for path in written if leaked(readable_bytes(path).decode("latin-1"))] == []
