@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from pytest_niah.config.paths import CACHE_ENV, CACHE_FILE
+from pytest_niah.config.paths import CACHE_ENV
 from pytest_niah.errors import CacheError
 
 T = TypeVar("T")

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.haystacks.haystack import Block
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, Plan
