@@ -42,13 +42,23 @@ TARGETS: dict[str, list[str]] = {
     "measure/metrics.py": ["tests/measure/test_metrics.py"],
     "measure/stats.py": ["tests/measure/test_stats.py"],
     "measure/scoring.py": [
+        "tests/measure/test_truncation.py",
         "tests/measure/test_retrieval.py",
         "tests/measure/test_tables.py",
         "tests/measure/test_metrics.py",
     ],
     "results/compare.py": ["tests/results/test_compare.py"],
     "embed/identity.py": ["tests/embed/test_identity.py"],
-    "results/storage.py": ["tests/results"],
+    "results/storage.py": [
+        "tests/results/test_storage.py",
+        "tests/results/test_storage_files.py",
+        "tests/results/test_run_history.py",
+    ],
+    "results/run_file.py": [
+        "tests/results/test_run_history.py",
+        "tests/results/test_storage_compression.py",
+        "tests/results/test_storage.py",
+    ],
     "config/cache_policy.py": ["tests/test_experiment.py", "tests/test_shards.py"],
 }
 
@@ -232,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    parser.add_argument(
+        "--sample", type=int, default=0, help="at most N mutants per module, drawn with --seed"
+    )
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--report", help="write a markdown report here")
     args = parser.parse_args(argv)
     modules = args.module or list(TARGETS)
@@ -241,7 +255,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skip {module}: no such module")
             continue
         tests = TARGETS.get(module) or [f"tests/{Path(module).parent}"]
-        work += [(m, spec, tests) for m, spec in enumerate_mutants(module)]
+        found = enumerate_mutants(module)
+        if args.sample and len(found) > args.sample:
+            import random
+
+            found = sorted(
+                random.Random(f"{args.seed}:{module}").sample(found, args.sample),
+                key=lambda item: item[0].index,
+            )
+        work += [(m, spec, tests) for m, spec in found]
     if args.list:
         for mutant, _, _ in work:
             print(f"{mutant.module}:{mutant.line}: {mutant.description}")

@@ -19,11 +19,13 @@ it, and never catches anything broader. Subclasses say which stage of the pipeli
     ├── CompareError       a comparison that cannot be made
     ├── ShardError         shard parts that do not make one run
     ├── OutputError        a file or folder the run writes
+    ├── CliError           a ``pytest-niah`` command's usage error, with its exit code
     └── ExtraMissingError  an optional feature's package is not installed (also an
         │                  ImportError); the hint is the install line of its extra
         └── MatplotlibMissingError   figures: pip install 'pytest-niah[report]'
 
-``SetupError`` (a ConfigError) gathers every problem found before a run into one message.
+``SetupError`` (a ConfigError) gathers every problem found before a run into one message
+(:func:`numbered_problems`, also the form of one problem per model).
 
 This module imports nothing: every layer may use it.
 """
@@ -35,6 +37,7 @@ from typing import TypeVar
 __all__ = [
     "BuildError",
     "CacheError",
+    "CliError",
     "CompareError",
     "ConfigError",
     "CorpusError",
@@ -195,6 +198,18 @@ class OutputError(NiahError):
     """A file or folder the run writes cannot be written."""
 
 
+class CliError(NiahError):
+    """A ``pytest-niah`` command's problem to report in one line, with its exit code.
+
+    Attributes:
+        code: The exit code to return; 2 (a usage error) unless given.
+    """
+
+    def __init__(self, problem: str, hint: str = "", *, code: int = 2) -> None:
+        super().__init__(problem, hint)
+        self.code = code
+
+
 class ExtraMissingError(NiahError, ImportError):
     """An optional feature needs a package that is not installed; the hint installs it.
 
@@ -221,10 +236,15 @@ class SetupError(ConfigError):
     """
 
     def __init__(self, errors: list[NiahError]) -> None:
-        lines = [f"{len(errors)} problems, each with its fix:"]
-        lines += [f"  {number}. {error}" for number, error in enumerate(errors, 1)]
-        super().__init__("\n".join(lines))
+        super().__init__(numbered_problems([str(error) for error in errors]))
         self.errors = errors
+
+
+def numbered_problems(problems: list[str]) -> str:
+    """Several problems as one message: ``N problems, each with its fix:``, then one a line."""
+    lines = [f"{len(problems)} problems, each with its fix:"]
+    lines += [f"  {number}. {problem}" for number, problem in enumerate(problems, 1)]
+    return "\n".join(lines)
 
 
 class NiahWarning(UserWarning):

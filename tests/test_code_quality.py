@@ -6,7 +6,9 @@ one fails the suite like any other regression.
 
 from __future__ import annotations
 
+import ast
 import copy
+import re
 import shutil
 import subprocess
 import sys
@@ -96,3 +98,156 @@ def test_the_cycle_check_finds_a_cycle_added_to_the_graph(
     cycles = import_cycles(graph)
     assert len(cycles) == 1
     assert {"pytest_niah.errors", "pytest_niah.inputs.corpus"} <= set(cycles[0])
+
+
+# -- rules read off the source (ast) --------------------------------------------------------------
+
+PACKAGE = REPO / "pytest_niah"
+
+
+def package_sources() -> dict[str, ast.Module]:
+    """Every module of the package, parsed, by its path relative to the repository."""
+    return {
+        path.relative_to(REPO).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
+SOURCES = package_sources()
+
+
+def private_imports(sources: dict[str, ast.Module]) -> list[str]:
+    """``path:line: from module import _name`` for each underscore name imported in the package.
+
+    Dunder names (``__version__``) are public.
+    """
+    found = []
+    for path, tree in sources.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if not (node.level or (node.module or "").split(".")[0] == "pytest_niah"):
+                continue
+            for alias in node.names:
+                name = alias.name
+                if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+                    found.append(f"{path}:{node.lineno}: from {node.module} import {name}")
+    return found
+
+
+def error_class_names(sources: dict[str, ast.Module]) -> set[str]:
+    """The names of NiahError and of every class of the package that derives from it."""
+    bases: dict[str, set[str]] = {}
+    for tree in sources.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                named = {b.id if isinstance(b, ast.Name) else ast.unparse(b) for b in node.bases}
+                bases.setdefault(node.name, set()).update(named)
+    family = {"NiahError"}
+    while True:
+        grown = family | {name for name, parents in bases.items() if parents & family}
+        if grown == family:
+            return family
+        family = grown
+
+
+def string_constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level names bound to a string (or an f-string's literal parts)."""
+    constants = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name):
+            constants[target.id] = literal_text(value, {})
+    return constants
+
+
+def literal_text(node: ast.AST, constants: dict[str, str]) -> str:
+    """The literal text of a message expression: its strings, and the constants it names."""
+    parts = []
+    for child in ast.walk(node):
+        if isinstance(child, ast.Constant) and isinstance(child.value, str):
+            parts.append(child.value)
+        elif isinstance(child, ast.Name) and child.id in constants:
+            parts.append(constants[child.id])
+    return " ".join(parts)
+
+
+INLINE_FIX = re.compile(r"(^|[.;:]\s*|\s)fix\s*:", re.IGNORECASE)
+
+
+def inline_fixes(sources: dict[str, ast.Module]) -> list[str]:
+    """``path:line: Class`` for each NiahError built with its fix inside the problem text.
+
+    The fix belongs in the ``hint`` argument, which the error renders as ``... Fix: ...``;
+    a hint that says ``Fix:`` itself would print it twice.
+    """
+    errors = error_class_names(sources)
+    found = []
+    for path, tree in sources.items():
+        constants = string_constants(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in errors:
+                name, problem_at = func.id, 0
+            elif (
+                isinstance(func, ast.Attribute)
+                and func.attr == "at"
+                and isinstance(func.value, ast.Name)
+                and func.value.id in errors
+            ):
+                name, problem_at = f"{func.value.id}.at", 1
+            else:
+                continue
+            given = {k.arg: k.value for k in node.keywords if k.arg}
+            problem = node.args[problem_at] if len(node.args) > problem_at else given.get("problem")
+            hint_node = node.args[problem_at + 1] if len(node.args) > problem_at + 1 else None
+            hint_node = hint_node or given.get("hint") or given.get("fix")
+            if problem is not None and INLINE_FIX.search(literal_text(problem, constants)):
+                found.append(f"{path}:{node.lineno}: {name}: 'Fix:' inside the problem text")
+            hint = literal_text(hint_node, constants) if hint_node is not None else ""
+            if re.match(r"\s*fix\s*:", hint, re.IGNORECASE):
+                found.append(f"{path}:{node.lineno}: {name}: the hint starts with 'Fix:'")
+    return found
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    """A name with a leading underscore is its module's own; another module may not use it."""
+    offenders = private_imports(SOURCES)
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_the_private_import_check_finds_one() -> None:
+    tree = ast.parse("from pytest_niah.measure.stats import _helper, __all__, Interval\n")
+    assert private_imports({"x.py": tree}) == [
+        "x.py:1: from pytest_niah.measure.stats import _helper"
+    ]
+
+
+def test_every_error_gives_its_fix_as_the_hint_not_inside_the_problem() -> None:
+    """``NiahError(problem, hint)`` renders ``problem. Fix: hint``: one form for every error."""
+    offenders = inline_fixes(SOURCES)
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_the_inline_fix_check_finds_each_form() -> None:
+    source = (
+        "class NiahError(Exception): ...\n"
+        "class CorpusError(NiahError): ...\n"
+        "_HELP = 'Fix: reinstall'\n"
+        "def f(x):\n"
+        "    raise CorpusError(f'{x} is missing. Fix: add it')\n"
+        "    raise CorpusError(f'{x} is missing. {_HELP}')\n"
+        "    return CorpusError('missing', 'Fix: add it')\n"
+        "    return CorpusError.at('f.json', 'missing. fix: add it', 'add it')\n"
+        "    raise CorpusError(f'{x} is missing', 'add it, then fix the prefix')\n"
+        "    raise ValueError('Fix: not ours')\n"
+    )
+    found = inline_fixes({"x.py": ast.parse(source)})
+    assert [line.split(":")[1] for line in found] == ["5", "6", "7", "8"]

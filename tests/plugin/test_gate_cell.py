@@ -34,3 +34,12 @@ def gate(outcome: str) -> Gate:
 def test_the_worst_outcome_whatever_the_order(outcomes, cell):
     for order in itertools.permutations(outcomes):
         assert gate_cell([gate(o) for o in order]) == cell
+
+
+@pytest.mark.parametrize("size", range(4))
+def test_the_summary_tables_use_the_same_worst_outcome_rule(size):
+    """One rule (measure.verdicts.worst_outcome) for the terminal's column and summary.md's."""
+    from pytest_niah.report.headline import worst
+
+    for outcomes in itertools.product(("pass", "warn", "fail"), repeat=size):
+        assert worst(outcomes) == gate_cell([gate(o) for o in outcomes]).lower()
