@@ -2,8 +2,12 @@
 
 The engine is usable without pytest::
 
-    from pytest_niah import NiahConfig, run_experiment
-    results = run_experiment(NiahConfig(model="packaged-minilm", corpus="path/to/books"))
+    from pytest_niah import NiahConfig, compare, run_experiment, write_report
+    results = run_experiment(NiahConfig(model="packaged-minilm", corpus="packaged"))
+    write_report(results, "niah-report")
+
+It caches embeddings and finished runs where the plugin does (``$NIAH_CACHE_DIR``, else the
+user cache folder) and shows its progress on stderr, as the plugin does.
 
 Names are imported lazily so that loading the pytest plugin stays free.
 """
@@ -18,8 +22,10 @@ _EXPORTS = {
     "NiahConfig": "config.niah",
     "ConfigError": "errors",
     "NiahError": "errors",
-    "Thresholds": "config.parsers",
+    "Thresholds": "config.gate_expressions",
     "run_experiment": "experiment",
+    "compare": "api",
+    "write_report": "api",
     "NiahResults": "results.niah_results",
     "CaseResult": "measure.records",
     "MetricRow": "measure.records",
@@ -34,8 +40,9 @@ _EXPORTS = {
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pytest_niah.api import compare, write_report
+    from pytest_niah.config.gate_expressions import Thresholds
     from pytest_niah.config.niah import NiahConfig
-    from pytest_niah.config.parsers import Thresholds
     from pytest_niah.embed.lexical import LexicalEmbedder
     from pytest_niah.embed.loader import load_embedder
     from pytest_niah.embed.st_backend import SentenceTransformerEmbedder

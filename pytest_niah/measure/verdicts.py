@@ -60,6 +60,10 @@ OUTCOME_ORDER: tuple[Outcome, ...] = ("fail", "warn", "pass")
 UNPAIRED: State = "no paired cells"
 FAILING: frozenset[str] = frozenset({"regressed", "below threshold", UNPAIRED})
 PASSING: frozenset[str] = frozenset({"improved", "within allowance", "meets threshold"})
+# A suggestion to add needle groups is made only up to this many (see realistic_groups):
+# beyond it, the verdict names the other levers instead.
+REALISTIC_GROUPS_FACTOR = 10
+REALISTIC_GROUPS = 1000
 
 
 @dataclass(frozen=True)
@@ -174,7 +178,7 @@ def compare_verdict(
             else "the change's interval reaches past the allowance"
         )
         state, reason = "inconclusive", _why(delta, because)
-        resolve = _resolve(delta, allowed_drop)
+        resolve = _resolve(delta, allowed_drop, comparison=True)
     verdict = Verdict(
         kind="comparison",
         metric=delta.metric,
@@ -274,7 +278,12 @@ def _why(interval: Interval, because: str) -> str:
     return because
 
 
-def _resolve(interval: Interval, effect: float) -> str:
+def realistic_groups(groups: int) -> int:
+    """The most needle groups a suggestion may ask for: 1,000, or ten times today's."""
+    return max(REALISTIC_GROUPS_FACTOR * groups, REALISTIC_GROUPS)
+
+
+def _resolve(interval: Interval, effect: float, *, comparison: bool = False) -> str:
     if interval.groups < 2:
         return "use two or more needle groups (--niah-groups): an interval resamples them"
     if not math.isfinite(interval.se):
@@ -282,9 +291,17 @@ def _resolve(interval: Interval, effect: float) -> str:
     needed = groups_to_resolve(interval.groups, interval.se, effect)
     if needed is None:
         return f"no number of needle groups resolves a margin of {effect:.3g}"
+    if needed <= realistic_groups(interval.groups):
+        return (
+            f"about {needed} needle groups (now {interval.groups}) would resolve "
+            f"{effect:.3g}; more positions or controls narrow it too"
+        )
+    wider = ", or allow a wider drop (--niah-compare-fail)" if comparison else ""
     return (
-        f"about {needed} needle groups (now {interval.groups}) would resolve "
-        f"{effect:.3g}; more positions or controls narrow it too"
+        f"a margin of {effect:.3g} is too small to detect at this grid (it detects about "
+        f"{mde(interval.se):.3g}, and would need some {needed:,} needle groups, now "
+        f"{interval.groups}); more needle positions or controls (--niah-positions, "
+        f"--niah-controls) narrow the interval{wider}"
     )
 
 

@@ -41,7 +41,7 @@ def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[s
     past = past_window(results, scoring)
     return [
         ("length", lambda r: f"{r.length}{PAST_WINDOW if r.length in past else ''}"),
-        ("norm.sim", lambda r: fmt(r.normalized)),
+        ("norm.sim", normalized_cell),
         ("ratio", lambda r: fmt(r.comparative_ratio)),
         ("AUC [95% CI]", auc_cell),
         ("separation", lambda r: fmt(r.separation, 4)),
@@ -55,6 +55,27 @@ def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[s
 
 
 PAST_WINDOW = "*"
+# Normalized similarity divides each case's score by its needle's own score against the
+# question. When the needle alone barely matches for most cases (they are left out), the
+# few cases left divide by little more than the floor: a model at chance reads about 2.0,
+# the largest number of the table. Such a cell shows NOT_MEANINGFUL instead.
+NOT_MEANINGFUL = "n/m"
+
+
+def normalized_meaningful(row: MetricRow) -> bool:
+    """Whether a row's normalized similarity means something: most cases kept in it."""
+    counted = row.n_cases - row.duplicates - row.invalid
+    return 2 * row.norm_excluded <= counted
+
+
+def normalized_cell(row: MetricRow) -> str:
+    """The normalized similarity, or :data:`NOT_MEANINGFUL` when most cases were left out.
+
+    A row with no value at all (every case left out) shows as an undefined value does.
+    """
+    if math.isfinite(row.normalized) and not normalized_meaningful(row):
+        return NOT_MEANINGFUL
+    return fmt(row.normalized)
 
 
 def interval_cell(
@@ -116,19 +137,30 @@ def window_text(results: NiahResults) -> str:
     return "reads every token" if window is None else f"reads {window} tokens"
 
 
-def effective_length_text(effective: EffectiveLength | None) -> str:
-    """One phrase for an effective context length (empty when it was not computed)."""
+def effective_length_text(effective: EffectiveLength | None, window: int | None = None) -> str:
+    """One phrase for an effective context length (empty when it was not computed).
+
+    It never exceeds what the model reads: past ``window`` (the model's window, ``None``:
+    it reads everything) the haystack's tail is never seen, so retrieval that holds there
+    holds on the first ``window`` tokens only, and the phrase says ``at most`` the window.
+    """
     if effective is None:
         return ""
     if effective.length is None:
         return "below the shortest length"
+    if window is not None and effective.length > window:
+        return (
+            f"at most {window} tokens (the model's window; AUC holds to "
+            f"{effective.length}-token haystacks because it reads only their start)"
+        )
     return f"{effective.length} tokens"
 
 
 def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") -> str:
     """One line naming the model, arm, scoring, the model's window and the effective length."""
     name = "" if results.model.name == label else f" ({results.model.name})"
-    effective = effective_length_text(results.effective_length(arm, scoring))
+    window = results.model.max_tokens if scoring == "whole" else None
+    effective = effective_length_text(results.effective_length(arm, scoring), window)
     eff = f", effective length {effective}" if effective else ""
     return f"{label}{name}, arm {arm}, scoring {scoring}: {window_text(results)}{eff}"
 
@@ -155,6 +187,13 @@ def notes(results: NiahResults, arm: str, scoring: str) -> list[str]:
         lines.append(
             f"  note: normalized similarity leaves out {excluded} cases whose needle alone scores "
             f"below {NORMALIZED_FLOOR:g} against its question"
+        )
+    hidden = [r.length for r in rows if normalized_cell(r) == NOT_MEANINGFUL]
+    if hidden:
+        lines.append(
+            f"  note: norm.sim {NOT_MEANINGFUL} (not meaningful) at {', '.join(map(str, hidden))} "
+            "tokens: most cases' needle alone barely matches its question, and the few left "
+            "divide by next to nothing (a model at chance reads about 2.0 there)"
         )
     duplicates = sum(r.duplicates for r in rows)
     if duplicates:

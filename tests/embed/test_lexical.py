@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.embed.lexical import LexicalEmbedder
 from pytest_niah.embed.protocol import Embedder, Windows
 from pytest_niah.embed.runner import Encoder
-from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
+from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.errors import EmbedderError
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, make_input
 

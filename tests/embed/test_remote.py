@@ -23,13 +23,14 @@ from openai_server import EmbeddingServer
 from pytest_niah.config.niah import ModelSpec, NiahConfig, default_label
 from pytest_niah.config.options import BY_NAME
 from pytest_niah.config.parsers import parse_env_name
+from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.models import check_model_name, packaged_folder, tokenizer_file
 from pytest_niah.embed.protocol import Windows
 from pytest_niah.embed.remote import WEIGHTS_NOTE, RemoteEmbedder
 from pytest_niah.embed.remote_address import parse_remote
 from pytest_niah.embed.runner import Encoder
-from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
+from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.errors import ConfigError, EmbedderError
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, make_input
 

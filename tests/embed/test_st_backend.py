@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.embed.lexical import LexicalEmbedder
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.model_options import ENGINE_OWNED
@@ -23,7 +24,7 @@ from pytest_niah.embed.models import is_model2vec_folder, resolve_model_name
 from pytest_niah.embed.protocol import Embedder, Windows
 from pytest_niah.embed.runner import Encoder
 from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
-from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
+from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.errors import ConfigError, EmbedderError
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, make_input
 

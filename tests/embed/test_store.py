@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from embed_fakes import FakeEmbedder, fake_vector, make_inputs, write_concurrently
 
+from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.embed.runner import Encoder
-from pytest_niah.embed.store import CACHE_FILE, SCHEMA_VERSION, EmbeddingStore
+from pytest_niah.embed.store import SCHEMA_VERSION, EmbeddingStore
 from pytest_niah.errors import CacheError
 
 NO_CACHE = "--niah-no-cache"

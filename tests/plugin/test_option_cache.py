@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
+from pytest_niah.config.paths import CACHE_FILE
+from pytest_niah.embed.store import EmbeddingStore
 
 LITERAL = ("--niah-arms=literal", "--niah-lengths=128")
 PASSED = 2 * 1 * 2 * 1 * 3 + 1  # the literal cases of the tiny grid at one length, one gate

@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_niah.embed.store import CACHE_FILE, SCHEMA_VERSION, EmbeddingStore
+from pytest_niah.config.paths import CACHE_FILE
+from pytest_niah.embed.store import SCHEMA_VERSION, EmbeddingStore
 
 STATIC = "packaged-static"
 NO_CACHE_FIX = "or run without the cache (--niah-no-cache)"

@@ -72,7 +72,7 @@ def test_missing_folder_and_file_instead_of_folder(niah_run):
 
 def test_corpus_from_the_environment_is_named(niah_run, monkeypatch):
     monkeypatch.setenv("NIAH_CORPUS", str(niah_run.path / "env-books"))
-    niah_run.grid.pop("corpus")
+    assert "corpus" not in niah_run.grid  # the grid leaves the corpus to the environment
     result = niah_run.run()
     niah_run.assert_stopped(
         result, LEXICAL, f"Corpus folder {niah_run.path / 'env-books'} does not exist"

@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from pytest_niah import NiahConfig, NiahResults, run_experiment
+from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.embed.identity import model_identity
 from pytest_niah.embed.protocol import Windows
-from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
+from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.errors import EmbeddingError
 from pytest_niah.experiment import RunReport
 from pytest_niah.haystacks.plan import ModelInput
@@ -69,7 +70,8 @@ class FakeEmbedder:
 
 
 def run(bad: Bad, **kwargs) -> NiahResults:
-    return run_experiment(CONFIG, embedder=FakeEmbedder(bad), **kwargs)
+    # Every fake has the same identity: a results cache would hand one fake's run to another.
+    return run_experiment(CONFIG, embedder=FakeEmbedder(bad), **({"use_cache": False} | kwargs))
 
 
 @pytest.mark.parametrize(

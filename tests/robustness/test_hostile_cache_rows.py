@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore, _decode
+from pytest_niah.config.paths import CACHE_FILE
+from pytest_niah.embed.store import EmbeddingStore, _decode
 
 STATIC = "packaged-static"
 DIM = 4

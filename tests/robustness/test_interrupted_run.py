@@ -45,7 +45,8 @@ from typing import Any
 
 import pytest
 
-from pytest_niah.embed.store import CACHE_FILE, EmbeddingStore
+from pytest_niah.config.paths import CACHE_FILE
+from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.storage import machine_info, run_key
 
