@@ -4,9 +4,10 @@ Examples::
 
     pytest-niah report results.json --out niah-report
     pytest-niah report minilm.json jina.json --label MiniLM --label jina-v3
-    pytest-niah report results.json --compare .niah/runs/minilm/Linux-x86_64-cp311/base.json
+    pytest-niah report results.json --compare .niah/runs/minilm/Linux-x86_64-cp311/base.json.gz
     pytest-niah summary results.json --compare baseline.json --compare-fail auc:0.02
     pytest-niah history --storage .niah/runs --out niah-history
+    pytest-niah corpus --export books/
     pytest-niah options
     pytest-niah --version
 
@@ -18,9 +19,9 @@ missing); 2 a usage error or an input file that cannot be read or compared; 130
 interrupted. An error is one line on stderr, ``pytest-niah: error: ...``, naming the file
 and the fix; never a traceback.
 
-The commands live in :mod:`~pytest_niah.cli.reports` (report, summary) and
-:mod:`~pytest_niah.cli.history`; what they share in :mod:`~pytest_niah.cli.common` and
-:mod:`~pytest_niah.cli.shared_options`.
+The commands live in :mod:`~pytest_niah.cli.reports` (report, summary),
+:mod:`~pytest_niah.cli.history` and :mod:`~pytest_niah.cli.corpus`; what they share in
+:mod:`~pytest_niah.cli.common` and :mod:`~pytest_niah.cli.shared_options`.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with its ``report``, ``summary``, ``history`` and ``options``."""
+    """The argument parser: ``report``, ``summary``, ``history``, ``corpus`` and ``options``."""
+    from pytest_niah.cli.corpus import add_corpus
     from pytest_niah.cli.history import add_history
     from pytest_niah.cli.reports import add_report_commands
 
@@ -96,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_report_commands(commands)
     add_history(commands)
+    add_corpus(commands)
     options = commands.add_parser(
         "options",
         help="print every --niah-* option as a markdown table",

@@ -277,10 +277,12 @@ def _run_before_tests(niah: NiahSession, progress: ConsoleProgress, running: lis
         running[0], exc = problems[0]
         raise exc
     if any(niah.baseline(label) is not None for label in niah.labels):
+        from pytest_niah.plugin.baseline_check import check_baseline
+
         progress.begin(f"{', '.join(niah.labels)}: checking the baseline")
         for label in niah.labels:
             running[0] = label
-            niah.check_baseline(label)  # refused before any haystack is built
+            check_baseline(niah, label)  # refused before any haystack is built
     for label in niah.labels:
         running[0] = label
         if niah.shard is not None:

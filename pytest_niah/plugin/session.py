@@ -330,41 +330,6 @@ class NiahSession:
             self._baselines[label] = load_run(self._baseline_paths[label])[1]
         return self._baselines[label]
 
-    def check_baseline(self, label: str) -> None:
-        """Refuse now a baseline that measured something else, before anything is embedded.
-
-        Every rule of :func:`~pytest_niah.results.compatibility.check_comparable` that the
-        config, the inputs and the model's tokenizer can decide is applied to this run's plan.
-        The tokenizer is read off the baseline when the model's identity is the baseline's
-        (same files and settings); otherwise it is loaded, unless the tokenizer may differ
-        (``--niah-compare-allow=tokenizer``) or the run loads no model (``--niah-from-shards``).
-        The finished results are checked again (:meth:`comparison`).
-
-        Raises:
-            CompareError: the baseline measured something else.
-            NiahError: the model's tokenizer cannot be loaded.
-        """
-        baseline = self.baseline(label)
-        if baseline is None:
-            return
-        from pytest_niah.results.compatibility import NOT_KNOWN, Measured, check_comparable
-
-        tokenizer: Any = NOT_KNOWN
-        window: Any = NOT_KNOWN
-        if self.from_shards or "tokenizer" in self.compare_allow:
-            pass  # no model to ask, or no need to load it
-        elif self.embedder(label).identity.digest == baseline.model.fingerprint:
-            tokenizer = baseline.model.tokenizer  # the same model files, the same tokenizer
-        else:
-            embedder = self.embedder(label)
-            tokenizer, window = embedder.tokenizer.identity, embedder.windows.document
-        planned = Measured.planned(
-            self.configs[label], self.inputs(label), tokenizer=tokenizer, window=window
-        )
-        check_comparable(
-            planned, baseline, allow=self.compare_allow, source=self.baseline_source(label)
-        )
-
     def comparison(self, label: str) -> Comparison | None:
         """This run of one model against its baseline, paired on identical cells.
 

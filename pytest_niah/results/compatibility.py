@@ -14,15 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.config.vocabulary import COMPARED
 from pytest_niah.errors import CompareError
 from pytest_niah.results.niah_results import NiahResults
-
-if TYPE_CHECKING:
-    from pytest_niah.experiment.planning import Inputs
 
 
 class NotKnown(Enum):
@@ -39,7 +36,8 @@ class Measured:
     """What a run measures, as far as comparing it goes: its config, data and tokenizer.
 
     Read off finished results (:meth:`of`), or off a run's plan before anything is built or
-    embedded (:meth:`planned`), so that the same rules refuse a baseline before the run.
+    embedded (the plugin's ``baseline_check.planned``), so that the same rules refuse a
+    baseline before the run.
 
     Attributes:
         tokenizer: The haystack tokenizer's identity, or :data:`NOT_KNOWN`.
@@ -66,25 +64,6 @@ class Measured:
             results.model.max_tokens,
         )
 
-    @classmethod
-    def planned(
-        cls,
-        config: NiahConfig,
-        inputs: Inputs,
-        *,
-        tokenizer: Any = NOT_KNOWN,
-        window: Any = NOT_KNOWN,
-    ) -> Measured:
-        """What a run of ``config`` on ``inputs`` will measure (as its results record it)."""
-        return cls(
-            config,
-            inputs.corpus.fingerprint(),
-            inputs.needle_set.fingerprint(),
-            inputs.expansions.fingerprint() if inputs.expansions else None,
-            tokenizer,
-            window,
-        )
-
 
 def _effective_chunk(m: Measured) -> Any:
     if all(s == "whole" for s in m.config.scoring):
@@ -109,9 +88,20 @@ _VALUE_OF: dict[str, Callable[[Measured], Any]] = {
 }
 
 
+def _measured(run: NiahResults | Measured) -> Measured:
+    return run if isinstance(run, Measured) else Measured.of(run)
+
+
+def _reader(get: Callable[[Measured], Any]) -> Callable[[NiahResults | Measured], Any]:
+    return lambda run: get(_measured(run))
+
+
 # What two compared runs must share, by the name --niah-compare-allow takes, in COMPARED's
 # order: a name without its reader is a KeyError on import, a reader without its name this.
-FIELDS: dict[str, Callable[[Measured], Any]] = {name: _VALUE_OF[name] for name in COMPARED}
+# Each reads finished results or a run's plan alike.
+FIELDS: dict[str, Callable[[NiahResults | Measured], Any]] = {
+    name: _reader(_VALUE_OF[name]) for name in COMPARED
+}
 if FIELDS.keys() != _VALUE_OF.keys():
     raise RuntimeError(f"compared but not in COMPARED: {sorted(_VALUE_OF.keys() - FIELDS.keys())}")
 # Fields of the grid: allowing one compares only the cells both runs measured, and says so.
@@ -153,10 +143,6 @@ def differences(
     return found
 
 
-def _measured(run: NiahResults | Measured) -> Measured:
-    return run if isinstance(run, Measured) else Measured.of(run)
-
-
 def check_comparable(
     current: NiahResults | Measured,
     baseline: NiahResults | Measured,
@@ -166,7 +152,7 @@ def check_comparable(
 ) -> list[Difference]:
     """Refuse to compare runs that measured different things; return the allowed differences.
 
-    ``current`` may be a run's plan (:meth:`Measured.planned`): the plugin refuses a baseline
+    ``current`` may be a run's plan (:class:`Measured`): the plugin refuses a baseline
     with it before anything is built or embedded, and again with the finished results.
 
     Raises:
