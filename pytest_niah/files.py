@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
 import tempfile
 from pathlib import Path
@@ -53,6 +54,35 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
         raise
     _fsync_folder(real.parent)
     return target
+
+
+def create_whole(target: Path, data: bytes) -> bool:
+    """Create ``target`` holding ``data``, whole or not at all; ``False`` when it exists.
+
+    The data go to a temporary file first, which is then linked to ``target``: a link never
+    replaces an existing file, so the check and the write are one step. Where the file
+    system has no hard links, the check and a rename are as close as it allows.
+    """
+    tmp = target.with_name(temp_prefix(target) + secrets.token_hex(4))
+    # 0o666 less the umask, as a plain open() gives: saved runs stay readable to CI steps.
+    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            return False
+        except OSError:  # no hard links here (some network and FAT file systems)
+            if target.exists():
+                return False
+            os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return True
 
 
 def _mode_for(target: Path) -> int:

@@ -64,18 +64,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # -- the cache: run_experiment caches by default, never in the user's cache during tests ----------
 @pytest.fixture(autouse=True, scope="session")
 def _session_niah_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The cache root of session-, module- and class-scoped fixtures that run experiments."""
+    """One cache root per test process, never the user's: tests share embeddings as runs do.
+
+    A test that needs a cold cache, or checks what a run writes there, sets its own
+    (``NIAH_CACHE_DIR`` or ``--niah-cache-dir``); results are keyed by everything that
+    determines them, so sharing the rest only saves time.
+    """
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NIAH_CACHE_DIR", str(tmp_path_factory.mktemp("niah-cache-shared")))
         yield
-
-
-@pytest.fixture(autouse=True)
-def _own_niah_cache(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """Each test's own cache root: a test never reuses another test's finished runs."""
-    monkeypatch.setenv("NIAH_CACHE_DIR", str(tmp_path_factory.mktemp("niah-cache")))
 
 
 @pytest.fixture(autouse=True)

@@ -26,7 +26,7 @@ def results(shared_corpus_dir: Path) -> NiahResults:
         bootstrap=50,
         groups=("dietary", "location"),
     )
-    return run_experiment(config)
+    return run_experiment(config, progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -401,7 +401,7 @@ def test_an_incomparable_baseline_is_a_one_line_error(
         groups=("dietary",),
         seed=7,
     )
-    other = run_experiment(config).save(tmp_path / "other.json")
+    other = run_experiment(config, progress=False).save(tmp_path / "other.json")
     assert main(["summary", str(results_file), "--compare", str(other)]) == 2
     err = capsys.readouterr().err
     assert "measured something else" in err and "seed: 42 here, 7 in the baseline" in err

@@ -161,8 +161,16 @@ def test_a_terminal_shows_the_heartbeat_from_collection_to_the_summary_with_q(tm
     assert "so far)" not in shown[summary:]
 
 
+def outside_xdist() -> dict[str, str]:
+    """This process's environment without pytest-xdist's worker variables (under -n 2 the
+    child would take itself for a worker, and pytest-benchmark warns on stderr)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+
+
 def test_a_log_gets_one_line_per_phase(tmp_path):
-    done = subprocess.run(RUN, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        RUN, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=outside_xdist()
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stderr.splitlines()
     assert lines and all(line.startswith("pytest-niah: ") for line in lines), done.stderr
@@ -173,7 +181,7 @@ def test_a_log_gets_one_line_per_phase(tmp_path):
 
 
 def test_a_log_gets_a_periodic_line_with_done_total_and_the_rate(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NIAH_")}
+    env = {k: v for k, v in outside_xdist().items() if not k.startswith("NIAH_")}
     env |= {PERIOD_ENV: "0.2", "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
         [*STATIC, "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env

@@ -43,16 +43,10 @@ IniType = Literal["string", "bool", "linelist"]
 Source = Literal["cli", "env", "ini", "default"]
 
 
-WRITTEN = frozenset({"json", "report", "snapshot-dir", "storage", "shard-dir", "cache-dir"})
-"""The options that name a file or folder the run writes (checked before the run)."""
 _LOOP = (
     "is a symbolic link loop (a link that leads back to itself), so nothing can be read or "
     "written there",
     "remove or correct the link, or give another path",
-)
-_UNDER_FILE = (
-    "lies below a regular file, so nothing can be written there",
-    "give a path whose every folder is a folder (or does not exist yet), not a file",
 )
 
 
@@ -104,8 +98,9 @@ class Option:
         """``value`` (a path, see :meth:`is_path`) made absolute against ``base`` and resolved.
 
         A path that can never be used is refused now, before any model loads: a symbolic
-        link loop (``--niah-json=loop`` where ``loop`` points to itself) for every option,
-        and for an option the run writes (:data:`WRITTEN`) a path below a regular file.
+        link loop (``--niah-json=loop`` where ``loop`` points to itself). A written path
+        below a regular file is reported by the plugin's output checks, with every other
+        problem of the run.
 
         Raises:
             ConfigError: naming the option, the path and the fix.
@@ -119,8 +114,8 @@ class Option:
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise self._unusable(value, _LOOP) from None
-            if exc.errno == errno.ENOTDIR and self.name in WRITTEN:
-                raise self._unusable(value, _UNDER_FILE) from None
+            # A written path below a regular file (ENOTDIR) is left to the output checks,
+            # which report it together with every other problem of the run.
         except ValueError:  # a NUL byte: the output checks name it
             return str(path)
         return str(resolved)

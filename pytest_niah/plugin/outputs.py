@@ -124,13 +124,15 @@ def _report(
     niah: NiahSession, finished: dict[str, NiahResults], comparisons: list[ReportComparison]
 ) -> list[Path]:
     from pytest_niah.report import step_summary_path, write_report
+    from pytest_niah.results.run_file import run_name_of
 
     runs, labels = list(finished.values()), list(finished)
     for label in finished:
         baseline = niah.baseline(label)
         if baseline is not None:
             runs.append(baseline)
-            labels.append(f"{label} ({Path(niah.baseline_source(label)).stem})")
+            source = Path(niah.baseline_source(label))
+            labels.append(f"{label} ({run_name_of(source) or source.stem})")
     written = write_report(
         runs,
         niah.report,

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import secrets
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +23,7 @@ from typing import Any
 from pytest_niah.config import paths
 from pytest_niah.config.niah import label_file_name
 from pytest_niah.errors import CompareError, NiahWarning, OutputError, ResultsError
-from pytest_niah.files import temp_prefix, write_atomic
+from pytest_niah.files import create_whole, write_atomic
 from pytest_niah.results.niah_results import NiahResults, read_text
 from pytest_niah.results.provenance import commit_info, machine_id, machine_info
 from pytest_niah.results.run_file import (
@@ -122,7 +120,7 @@ class RunStore:
             write_atomic(target, data)
             if existing is not None and existing != target:  # the plain file of an old save
                 existing.unlink(missing_ok=True)
-        elif existing is not None or not _create_whole(target, data):
+        elif existing is not None or not create_whole(target, data):
             raise OutputError(
                 f"--niah-save: run {name!r} of model {label!r} exists already "
                 f"({existing or target})",
@@ -366,35 +364,6 @@ def load_run(path: Path) -> tuple[dict[str, Any], NiahResults]:
         )
     metadata = run.model_dump(mode="json", exclude={"results"})
     return metadata, NiahResults.from_document(run.results, source=source)
-
-
-def _create_whole(target: Path, data: bytes) -> bool:
-    """Create ``target`` holding ``data``, whole or not at all; ``False`` when it exists.
-
-    The data go to a temporary file first, which is then linked to ``target``: a link never
-    replaces an existing file, so the check and the write are one step. Where the file
-    system has no hard links, the check and a rename are as close as it allows.
-    """
-    tmp = target.with_name(temp_prefix(target) + secrets.token_hex(4))
-    # 0o666 less the umask, as a plain open() gives: saved runs stay readable to CI steps.
-    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(descriptor, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        try:
-            os.link(tmp, target)
-        except FileExistsError:
-            return False
-        except OSError:  # no hard links here (some network and FAT file systems)
-            if target.exists():
-                return False
-            os.replace(tmp, target)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    return True
 
 
 def _saved_in(folder: Path, name: str) -> Path | None:

@@ -410,7 +410,10 @@ def _grid_with_and_without_faults(server: EmbeddingServer, minilm_folder: Path) 
         # Small batches, several in flight: the faults hit requests that overlap.
         embedder = remote(server, batch_size=8, concurrency=3, backoff=0.0, timeout=60.0)
         try:
-            results = run_experiment(config, embedder=embedder, inputs=inputs, cache_dir=None)
+            # No cache: the faulty run must send every request again.
+            results = run_experiment(
+                config, embedder=embedder, inputs=inputs, use_cache=False, progress=False
+            )
         finally:
             embedder.close()
         return metric_table(results, 6), np.array([c.cos_qh for c in results.cases])

@@ -53,4 +53,8 @@ def test_a_symlink_loop_as_the_json_file_is_a_usage_error(niah_run):
 def test_a_snapshot_folder_below_a_regular_file_is_refused_before_the_run(niah_run):
     (niah_run.path / "afile").write_text("not a folder")
     result = niah_run.run("--niah-snapshot", "--niah-snapshot-dir=afile/snaps")
-    niah_run.assert_usage_error(result, "--niah-snapshot-dir: 'afile/snaps' lies below a regular")
+    niah_run.assert_usage_error(
+        result,
+        f"--niah-snapshot-dir: {niah_run.path / 'afile' / 'snaps'} cannot be created: "
+        f"{niah_run.path / 'afile'} is not a folder",
+    )

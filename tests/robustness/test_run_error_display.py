@@ -48,7 +48,8 @@ def test_no_test_is_reported_failed_or_run(niah_run):
 def test_the_message_is_one_paragraph_in_a_fresh_interpreter(niah_run):
     result = run_with_empty_corpus(niah_run, subprocess=True)
     message = niah_run.assert_stopped(result, LEXICAL, MESSAGE)
-    text = result.stdout.str() + result.stderr.str()
+    # stdout's last line ends without a newline; stderr holds the phase lines.
+    text = result.stdout.str() + "\n" + result.stderr.str()
     (line,) = [line for line in text.splitlines() if "could not run" in line]
     assert line.endswith(message + " !"), line
 
