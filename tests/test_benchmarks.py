@@ -28,8 +28,8 @@ from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.haystacks.grid import case_id, control_id
 from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, make_input
 from pytest_niah.inputs.needles import builtin_needle_set
+from pytest_niah.measure.metric_tables import summarize
 from pytest_niah.measure.records import CaseResult, NegativeScores
-from pytest_niah.measure.tables import summarize
 
 LENGTHS = (128, 512, 2048)
 ROUNDS = 3

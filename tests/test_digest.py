@@ -21,7 +21,7 @@ from pytest_niah.digest import canonical_json, digest
 from pytest_niah.embed.identity import ModelIdentity
 from pytest_niah.inputs.expansions import ExpansionSet
 from pytest_niah.inputs.needles import load_needle_set
-from pytest_niah.results.schema import SCHEMA_VERSION
+from pytest_niah.results.results_schema import RESULTS_SCHEMA_VERSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 VALUE = {"schema": 3, "name": "Zoë", "nested": {"b": [1, 2.5, None, True], "a": "é"}}
@@ -101,7 +101,7 @@ def test_results_key_keeps_its_canonical_form(monkeypatch: pytest.MonkeyPatch) -
         expansions=None,
     )
     identity = {
-        "schema": SCHEMA_VERSION,
+        "schema": RESULTS_SCHEMA_VERSION,
         "config": config.to_dict(),
         "model": "ab" * 32,
         "corpus": "c0" * 32,

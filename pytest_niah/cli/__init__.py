@@ -20,7 +20,7 @@ interrupted. An error is one line on stderr, ``pytest-niah: error: ...``, naming
 and the fix; never a traceback.
 
 The commands live in :mod:`~pytest_niah.cli.reports` (report, summary),
-:mod:`~pytest_niah.cli.history` and :mod:`~pytest_niah.cli.corpus`; what they share in
+:mod:`~pytest_niah.cli.history` and :mod:`~pytest_niah.cli.corpus_command`; what they share in
 :mod:`~pytest_niah.cli.common` and :mod:`~pytest_niah.cli.shared_options`.
 """
 
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser: ``report``, ``summary``, ``history``, ``corpus`` and ``options``."""
-    from pytest_niah.cli.corpus import add_corpus
+    from pytest_niah.cli.corpus_command import add_corpus
     from pytest_niah.cli.history import add_history
     from pytest_niah.cli.reports import add_report_commands
 

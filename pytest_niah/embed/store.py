@@ -25,7 +25,7 @@ from pytest_niah.errors import CacheError
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+CACHE_SCHEMA_VERSION = 2
 _DTYPE = "float32"
 _LOOKUP_CHUNK = 500  # old SQLite builds allow 999 bound parameters
 _NO_CACHE = "or run without the cache (--niah-no-cache)"
@@ -148,14 +148,14 @@ class EmbeddingStore:
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name='niah_schema'"
             ).fetchone()
             row = conn.execute("SELECT version FROM niah_schema").fetchone() if exists else None
-            if row is not None and row[0] > SCHEMA_VERSION:
+            if row is not None and row[0] > CACHE_SCHEMA_VERSION:
                 raise CacheError(
                     f"the embedding cache {self.path} has schema version {row[0]}, written by a "
-                    f"newer pytest-niah (this one reads version {SCHEMA_VERSION})",
+                    f"newer pytest-niah (this one reads version {CACHE_SCHEMA_VERSION})",
                     "upgrade pytest-niah, or give this version its own cache "
                     f"(--niah-cache-dir or {CACHE_ENV}), {_NO_CACHE}",
                 )
-            if row is not None and row[0] != SCHEMA_VERSION:
+            if row is not None and row[0] != CACHE_SCHEMA_VERSION:
                 # An older layout only held embeddings: start afresh rather than refuse.
                 for table in ("vectors", "embeddings", "niah_schema"):
                     conn.execute(f"DROP TABLE IF EXISTS {table}")
@@ -164,7 +164,9 @@ class EmbeddingStore:
                 conn.execute(statement)
             if row is None:
                 conn.execute("DELETE FROM niah_schema")
-                conn.execute("INSERT INTO niah_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+                conn.execute(
+                    "INSERT INTO niah_schema (version) VALUES (?)", (CACHE_SCHEMA_VERSION,)
+                )
 
     # -- use --------------------------------------------------------------------------------
 

@@ -43,7 +43,7 @@ from pytest_niah.experiment.run_report import RunReport
 from pytest_niah.haystacks.plan import ModelInput
 from pytest_niah.progress import ConsoleProgress, NoProgress, Progress
 from pytest_niah.results.niah_results import NiahResults, package_versions
-from pytest_niah.results.schema import SCHEMA_VERSION
+from pytest_niah.results.results_schema import RESULTS_SCHEMA_VERSION
 
 CPU_TOKEN_BUDGET = default("token_budget")
 GPU_BATCH = 32  # texts of the full window per batch on a GPU (what sentence-transformers uses)
@@ -276,7 +276,7 @@ def _keep(results: NiahResults, results_file: Path) -> None:
 def results_key(config: NiahConfig, embedder: Embedder, inputs: Inputs) -> str:
     """A hash of everything results depend on: config, model identity, data, versions."""
     identity = {
-        "schema": SCHEMA_VERSION,
+        "schema": RESULTS_SCHEMA_VERSION,
         "config": config.to_dict(),
         "model": embedder.identity.digest,
         "corpus": inputs.corpus.fingerprint(),

@@ -32,11 +32,16 @@ from pytest_niah.config.vocabulary import BUILTIN
 from pytest_niah.digest import digest
 from pytest_niah.errors import ExpansionError
 from pytest_niah.inputs.jsonfile import check_value, duplicate_key_problem, parse_json, read_json
-from pytest_niah.inputs.schema import SCHEMA_VERSION, SLUG_PATTERN, ExpansionSetModel, to_error
+from pytest_niah.inputs.schema import (
+    INPUT_SCHEMA_VERSION,
+    SLUG_PATTERN,
+    ExpansionSetModel,
+    to_error,
+)
 
 __all__ = [
     "EXPANSION_SIZES",
-    "SCHEMA_VERSION",
+    "INPUT_SCHEMA_VERSION",
     "ExpansionError",
     "ExpansionSet",
     "UnknownExpansionGroup",
@@ -167,7 +172,7 @@ class ExpansionSet:
     def to_dict(self) -> dict[str, Any]:
         """Return the set in its JSON file shape."""
         return {
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": INPUT_SCHEMA_VERSION,
             "name": self.name,
             "description": self.description,
             "expansions": {gid: list(items) for gid, items in self.terms.items()},

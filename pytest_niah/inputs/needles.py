@@ -34,14 +34,14 @@ from pytest_niah.config.vocabulary import BUILTIN, ORDERS
 from pytest_niah.digest import digest
 from pytest_niah.errors import NeedleSetError
 from pytest_niah.inputs.jsonfile import check_value, parse_json, read_json
-from pytest_niah.inputs.schema import SCHEMA_VERSION, GroupModel, NeedleSetModel, to_error
+from pytest_niah.inputs.schema import INPUT_SCHEMA_VERSION, GroupModel, NeedleSetModel, to_error
 from pytest_niah.inputs.words import NAME_PLACEHOLDER, content_words, shared_content_words
 
 __all__ = [
+    "INPUT_SCHEMA_VERSION",
     "NAME_PLACEHOLDER",
     "NEEDLE_KINDS",
     "NEEDLE_ORDERS",
-    "SCHEMA_VERSION",
     "NeedleGroup",
     "NeedleSet",
     "NeedleSetError",
@@ -261,7 +261,7 @@ class NeedleSet:
     def to_dict(self) -> dict[str, Any]:
         """Return the set in its JSON file shape."""
         return {
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": INPUT_SCHEMA_VERSION,
             "name": self.name,
             "description": self.description,
             "names": list(self.names),

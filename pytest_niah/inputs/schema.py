@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 from pytest_niah.inputs.schema_messages import to_error
 from pytest_niah.inputs.schema_models import (
+    INPUT_SCHEMA_VERSION,
     NAME_PATTERN,
-    SCHEMA_VERSION,
     SLUG_PATTERN,
     TEMPLATE_PATTERN,
     TERM_PATTERN,
@@ -49,9 +49,9 @@ from pytest_niah.inputs.schema_models import Version as Version
 from pytest_niah.inputs.suggest import slugify, suggest_category, suggest_id
 
 __all__ = [
+    "INPUT_SCHEMA_VERSION",
     "NAME_PATTERN",
     "SCHEMA_KINDS",
-    "SCHEMA_VERSION",
     "SLUG_PATTERN",
     "TEMPLATE_PATTERN",
     "TERM_PATTERN",
@@ -82,7 +82,7 @@ _SCHEMA_MODELS: dict[SchemaKind, type[StrictModel]] = {
     "expansion-set": ExpansionSetModel,
 }
 _SCHEMA_IDS: dict[SchemaKind, str] = {
-    kind: f"urn:pytest-niah:schema:{kind}:{SCHEMA_VERSION}" for kind in SCHEMA_KINDS
+    kind: f"urn:pytest-niah:schema:{kind}:{INPUT_SCHEMA_VERSION}" for kind in SCHEMA_KINDS
 }
 
 

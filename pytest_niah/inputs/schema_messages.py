@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from pytest_niah.errors import DataFileError
 from pytest_niah.inputs.jsonfile import json_type
-from pytest_niah.inputs.schema_models import SCHEMA_VERSION, SLUG_RE, SLUG_WORDS
+from pytest_niah.inputs.schema_models import INPUT_SCHEMA_VERSION, SLUG_RE, SLUG_WORDS
 from pytest_niah.inputs.schema_problems import (
     FORMATS,
     LocatedProblem,
@@ -159,8 +159,8 @@ def _describe_type(case: ProblemCase) -> tuple[str, str]:
         value = case.problem.input
         shown = f" {quote_value(value)}" if isinstance(value, (str, int, float)) else ""
         return (
-            f"expected the number {SCHEMA_VERSION}, got {got}{shown}.",
-            f'set "schema_version": {SCHEMA_VERSION} (a JSON number, not in quotes).',
+            f"expected the number {INPUT_SCHEMA_VERSION}, got {got}{shown}.",
+            f'set "schema_version": {INPUT_SCHEMA_VERSION} (a JSON number, not in quotes).',
         )
     if kind == "string_type":
         return f"expected a string, got {got}.", f"write it as a JSON string, e.g. {case.example}."
@@ -222,8 +222,8 @@ def _describe_slug(case: ProblemCase) -> tuple[str, str]:
 def _describe_version(case: ProblemCase) -> tuple[str, str]:
     return (
         f"unsupported schema version {quote_value(case.problem.input)}; this pytest-niah reads "
-        f"version {SCHEMA_VERSION}.",
-        f'set "schema_version": {SCHEMA_VERSION} and check the file against the published '
+        f"version {INPUT_SCHEMA_VERSION}.",
+        f'set "schema_version": {INPUT_SCHEMA_VERSION} and check the file against the published '
         f"schema ({case.spec.schema}).",
     )
 

@@ -41,8 +41,8 @@ from pytest_niah.inputs.words import (
 )
 
 __all__ = [
+    "INPUT_SCHEMA_VERSION",
     "NAME_PATTERN",
-    "SCHEMA_VERSION",
     "SLUG_PATTERN",
     "TEMPLATE_PATTERN",
     "TERM_PATTERN",
@@ -54,7 +54,7 @@ __all__ = [
     "Needles",
 ]
 
-SCHEMA_VERSION = 1
+INPUT_SCHEMA_VERSION = 1
 
 
 # The JSON Schema patterns (ECMA-262 and Python read them alike). The validators below
@@ -113,7 +113,7 @@ def _check_term(value: str) -> str:
 
 
 def _check_version(value: int) -> int:
-    if value != SCHEMA_VERSION:
+    if value != INPUT_SCHEMA_VERSION:
         raise _fail("schema_version", "unsupported schema version")
     return value
 
@@ -175,8 +175,10 @@ Version = Annotated[
     WithJsonSchema(
         {
             "type": "integer",
-            "const": SCHEMA_VERSION,
-            "description": f"The file format's version; this pytest-niah reads {SCHEMA_VERSION}.",
+            "const": INPUT_SCHEMA_VERSION,
+            "description": (
+                f"The file format's version; this pytest-niah reads {INPUT_SCHEMA_VERSION}."
+            ),
         }
     ),
 ]

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from pytest_niah.inputs.jsonfile import json_path, json_type
 from pytest_niah.inputs.schema_models import (
-    SCHEMA_VERSION,
+    INPUT_SCHEMA_VERSION,
     ExpansionSetModel,
     GroupModel,
     NeedleSetModel,
@@ -38,7 +38,7 @@ class SchemaFormat:
 
 _NEEDLE_EXAMPLES = {
     "$schema": '"needle-set.schema.json"',
-    "schema_version": str(SCHEMA_VERSION),
+    "schema_version": str(INPUT_SCHEMA_VERSION),
     "name": '"my-set"',
     "description": '"What the set is for."',
     "names": '["Yuki", "Amara"]',
@@ -62,7 +62,7 @@ _NEEDLE_EXAMPLES = {
 }
 _EXPANSION_EXAMPLES = {
     "$schema": '"expansion-set.schema.json"',
-    "schema_version": str(SCHEMA_VERSION),
+    "schema_version": str(INPUT_SCHEMA_VERSION),
     "name": '"my-expansions"',
     "description": '"What the terms are for."',
     "expansions": '{"pet-01": ["bird", "feathers"]}',

@@ -2,7 +2,7 @@
 
 Plain frozen dataclasses, cheap to build by the thousand. Their float fields are
 :data:`Score`: NaN where undefined, written as ``null`` in JSON; the results file's schema is
-generated from these classes (:mod:`pytest_niah.results.schema`).
+generated from these classes (:mod:`pytest_niah.results.results_schema`).
 """
 
 from __future__ import annotations

@@ -305,7 +305,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     _shared_dir(config)
     finished = {label: r for label in session.labels if (r := session.stored_results(label))}
     if finished:
-        from pytest_niah.plugin.terminal import summary_lines, ungated_line
+        from pytest_niah.plugin.terminal_summary import summary_lines, ungated_line
 
         for label, results in finished.items():
             terminalreporter.write_sep("=", f"pytest-niah: {label}")

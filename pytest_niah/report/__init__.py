@@ -15,7 +15,7 @@ from pytest_niah.errors import OutputError
 from pytest_niah.files import write_atomic
 from pytest_niah.report.comparison import ReportComparison, comparisons_json
 from pytest_niah.report.headline import GateOutcome
-from pytest_niah.report.tables import cases_csv, step_summary_markdown, summary_markdown
+from pytest_niah.report.markdown_and_csv import cases_csv, step_summary_markdown, summary_markdown
 from pytest_niah.results.niah_results import NiahResults
 
 __all__ = [

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_niah.config.gate_expressions import Allowance
 from pytest_niah.measure.verdicts import PASSING, UNPAIRED, verdict_message
-from pytest_niah.report.terminal import comparison_cells
+from pytest_niah.report.terminal_tables import comparison_cells
 from pytest_niah.results.compare import Comparison
 
 __all__ = ["ReportComparison", "comparisons_json"]

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pytest_niah.display import fmt, signed
 from pytest_niah.report.escape import html_text, md_text, one_line
 from pytest_niah.report.html import CSS, table
-from pytest_niah.report.tables import markdown_table
-from pytest_niah.report.terminal import WIDTH, aligned, metric_digits
+from pytest_niah.report.markdown_and_csv import markdown_table
+from pytest_niah.report.terminal_tables import WIDTH, aligned, metric_digits
 from pytest_niah.results.run_history import (
     DRIFT_MIN,
     Drift,

@@ -9,8 +9,8 @@ from typing import Protocol
 from pytest_niah.display import fmt
 from pytest_niah.report.comparison import ReportComparison
 from pytest_niah.report.escape import html_text as escape
-from pytest_niah.report.tables import length_cells
-from pytest_niah.report.terminal import (
+from pytest_niah.report.markdown_and_csv import length_cells
+from pytest_niah.report.terminal_tables import (
     COMPARISON_HEADER,
     COMPARISON_TEXT_COLUMNS,
     effective_length_text,

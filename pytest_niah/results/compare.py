@@ -29,10 +29,10 @@ from typing import Any
 from pytest_niah.config.gate_expressions import Allowance
 from pytest_niah.errors import CompareError
 from pytest_niah.measure.gates import unpaired_verdict
+from pytest_niah.measure.metric_tables import NegativeKey, negatives_by_key, question_scores
 from pytest_niah.measure.metrics import METRICS, QuestionScores, point_metrics
 from pytest_niah.measure.records import CaseResult, NegativeScores
 from pytest_niah.measure.stats import Interval, paired_bootstrap_delta
-from pytest_niah.measure.tables import NegativeKey, negatives_by_key, question_scores
 from pytest_niah.measure.verdicts import Verdict, compare_verdict
 from pytest_niah.results.compatibility import Difference, check_comparable
 from pytest_niah.results.niah_results import NiahResults

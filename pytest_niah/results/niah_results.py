@@ -1,7 +1,7 @@
 """The one typed, immutable results object: per-case rows, per-length tables, provenance.
 
 Every test, the terminal summary and every file read this object. It is written and read
-through the file format of :mod:`pytest_niah.results.schema` (strictly validated), and
+through the file format of :mod:`pytest_niah.results.results_schema` (strictly validated), and
 ``to_json`` / ``from_json`` round-trip it exactly (floats keep every bit; NaN is ``null``).
 """
 
@@ -29,7 +29,12 @@ from pytest_niah.measure.records import (
     NegativeScores,
     RetrievalRow,
 )
-from pytest_niah.results.schema import SCHEMA_VERSION, ModelInfo, ResultsDocument, validate
+from pytest_niah.results.results_schema import (
+    RESULTS_SCHEMA_VERSION,
+    ModelInfo,
+    ResultsDocument,
+    validate,
+)
 
 GZIP_MAGIC = b"\x1f\x8b"
 """The first two bytes of every gzip file (a saved run is one)."""
@@ -37,7 +42,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 # The packages whose versions a run records: those that measure, and those that embed.
 TRACKED_PACKAGES = ("pytest-niah", "pytest", "numpy", "scipy", "scikit-learn", *LIBRARIES)
 
-__all__ = ["SCHEMA_VERSION", "ModelInfo", "NiahResults", "package_versions"]
+__all__ = ["RESULTS_SCHEMA_VERSION", "ModelInfo", "NiahResults", "package_versions"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,7 @@ class NiahResults:
     retrieval: tuple[RetrievalRow, ...] = ()
     effective_lengths: tuple[EffectiveLength, ...] = ()
     placement: Mapping[str, Any] = field(default_factory=dict)
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = RESULTS_SCHEMA_VERSION
 
     @property
     def seed(self) -> int:
@@ -160,10 +165,10 @@ class NiahResults:
     @classmethod
     def from_document(cls, document: ResultsDocument, *, source: str = "<dict>") -> NiahResults:
         """Build from a validated document."""
-        if document.schema_version != SCHEMA_VERSION:
+        if document.schema_version != RESULTS_SCHEMA_VERSION:
             raise ResultsError(
                 f"{source}: results schema version {document.schema_version!r} is not "
-                f"{SCHEMA_VERSION}",
+                f"{RESULTS_SCHEMA_VERSION}",
                 "re-create the file with this pytest-niah version",
             )
         try:

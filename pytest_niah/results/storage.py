@@ -26,6 +26,7 @@ from pytest_niah.errors import CompareError, NiahWarning, OutputError, ResultsEr
 from pytest_niah.files import create_whole, write_atomic
 from pytest_niah.results.niah_results import NiahResults, read_text
 from pytest_niah.results.provenance import commit_info, machine_id, machine_info
+from pytest_niah.results.results_schema import RUN_SCHEMA_VERSION, RunDocument, validate
 from pytest_niah.results.run_file import (
     RunHeader,
     aware,
@@ -37,7 +38,6 @@ from pytest_niah.results.run_file import (
     run_header,
     run_name_of,
 )
-from pytest_niah.results.schema import RUN_SCHEMA_VERSION, RunDocument, validate
 from pytest_niah.results.stale_temps import is_temp_file, remove_stale_temps_in
 
 PREVIOUS = "previous"

@@ -14,7 +14,7 @@ from embed_fakes import FakeEmbedder, fake_vector, make_inputs, write_concurrent
 
 from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.embed.runner import Encoder
-from pytest_niah.embed.store import SCHEMA_VERSION, EmbeddingStore
+from pytest_niah.embed.store import CACHE_SCHEMA_VERSION, EmbeddingStore
 from pytest_niah.errors import CacheError
 
 NO_CACHE = "--niah-no-cache"
@@ -210,7 +210,9 @@ def test_schema_and_pragmas(tmp_path: Path):
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("SELECT version FROM niah_schema").fetchall() == [(SCHEMA_VERSION,)]
+        assert conn.execute("SELECT version FROM niah_schema").fetchall() == [
+            (CACHE_SCHEMA_VERSION,)
+        ]
         columns = [r[1] for r in conn.execute("PRAGMA table_info(vectors)")]
         assert columns == ["space", "key", "dim", "dtype", "vector"]
     finally:
@@ -238,7 +240,7 @@ def test_an_older_schema_is_reset_not_an_error(tmp_path: Path):
         }
         assert "embeddings" not in tables
         version = store.connection.execute("SELECT version FROM niah_schema").fetchall()
-        assert version == [(SCHEMA_VERSION,)]
+        assert version == [(CACHE_SCHEMA_VERSION,)]
     with EmbeddingStore(path) as store:  # and the new layout is kept from then on
         assert store.count() == 1
 
@@ -248,12 +250,12 @@ def test_a_newer_schema_is_refused_and_kept(tmp_path: Path):
     path = tmp_path / CACHE_FILE
     with EmbeddingStore(path) as store:
         store.put_many("s", ["k"], np.ones((1, 4), np.float32))
-        store.connection.execute("UPDATE niah_schema SET version = ?", (SCHEMA_VERSION + 97,))
+        store.connection.execute("UPDATE niah_schema SET version = ?", (CACHE_SCHEMA_VERSION + 97,))
     with pytest.raises(CacheError) as info:
         EmbeddingStore(path)
     message = str(info.value)
-    assert f"schema version {SCHEMA_VERSION + 97}" in message
-    assert f"reads version {SCHEMA_VERSION}" in message and "--niah-cache-dir" in message
+    assert f"schema version {CACHE_SCHEMA_VERSION + 97}" in message
+    assert f"reads version {CACHE_SCHEMA_VERSION}" in message and "--niah-cache-dir" in message
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1

@@ -11,7 +11,7 @@ import pytest
 from pytest_niah.errors import InputError, NiahError
 from pytest_niah.inputs.expansions import (
     EXPANSION_SIZES,
-    SCHEMA_VERSION,
+    INPUT_SCHEMA_VERSION,
     ExpansionError,
     ExpansionSet,
     arm_size,
@@ -49,7 +49,7 @@ def test_builtin_covers_exactly_the_builtin_needle_groups():
 def test_builtin_file_is_the_schema_shape():
     data = json.loads(DATA_FILE.read_text(encoding="utf-8"))
     assert set(data) == {"schema_version", "name", "description", "expansions"}
-    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["schema_version"] == INPUT_SCHEMA_VERSION
     assert data["description"].strip()
     assert EXPANSIONS.to_dict() == data
 

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from pytest_niah.errors import InputError, NiahError
 from pytest_niah.inputs.needles import (
+    INPUT_SCHEMA_VERSION,
     NAME_PLACEHOLDER,
     NEEDLE_KINDS,
     NEEDLE_ORDERS,
-    SCHEMA_VERSION,
     NeedleGroup,
     NeedleSet,
     NeedleSetError,
@@ -399,7 +399,7 @@ def test_dict_errors_name_the_dict_source():
 def test_needle_set_error_is_a_niah_input_error():
     assert issubclass(NeedleSetError, InputError) and issubclass(NeedleSetError, NiahError)
     assert NeedleSetError("plain").field is None
-    assert SCHEMA_VERSION == 1
+    assert INPUT_SCHEMA_VERSION == 1
 
 
 # --- content words -------------------------------------------------------------------

@@ -47,7 +47,7 @@ def test_schema_names_itself(kind):
     assert document["title"].startswith("pytest-niah ")
     assert document["description"]
     assert document["additionalProperties"] is False
-    assert document["properties"]["schema_version"]["const"] == schema.SCHEMA_VERSION
+    assert document["properties"]["schema_version"]["const"] == schema.INPUT_SCHEMA_VERSION
 
 
 def test_main_checks_and_writes_the_schemas(tmp_path, capsys):

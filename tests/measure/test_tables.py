@@ -1,4 +1,4 @@
-"""Metric tables from hand-built scored cases (pytest_niah.measure.tables)."""
+"""Metric tables from hand-built scored cases (pytest_niah.measure.metric_tables)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_niah.haystacks.grid import case_id, control_id
-from pytest_niah.measure.metrics import normalized_similarity, point_metrics
-from pytest_niah.measure.records import CaseResult, MetricRow, NegativeScores
-from pytest_niah.measure.tables import (
+from pytest_niah.measure.metric_tables import (
     SPLITS,
     counted,
     metric_row,
@@ -21,6 +19,8 @@ from pytest_niah.measure.tables import (
     question_scores,
     summarize,
 )
+from pytest_niah.measure.metrics import normalized_similarity, point_metrics
+from pytest_niah.measure.records import CaseResult, MetricRow, NegativeScores
 
 
 def case(

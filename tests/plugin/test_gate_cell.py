@@ -9,7 +9,7 @@ import pytest
 from pytest_niah.measure.gates import Gate
 from pytest_niah.measure.stats import Interval
 from pytest_niah.measure.verdicts import minimum_verdict
-from pytest_niah.plugin.terminal import gate_cell
+from pytest_niah.plugin.terminal_summary import gate_cell
 
 VERDICT = minimum_verdict(Interval("auc", 0.8, 0.7, 0.9, 0.01, 8), 0.6)
 

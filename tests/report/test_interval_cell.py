@@ -6,7 +6,7 @@ import math
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.experiment import run_experiment
-from pytest_niah.report.terminal import interval_cell, length_table
+from pytest_niah.report.terminal_tables import interval_cell, length_table
 
 NAN = math.nan
 

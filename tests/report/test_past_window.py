@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pytest_niah.report.terminal import length_table, notes
+from pytest_niah.report.terminal_tables import length_table, notes
 
 
 def with_window(results, window):

@@ -26,8 +26,13 @@ from pytest_niah.report.figures import (
     primary_variant,
 )
 from pytest_niah.report.html import render_html
-from pytest_niah.report.tables import cases_csv, length_cells, markdown_table, summary_markdown
-from pytest_niah.report.terminal import effective_length_text, fmt, length_table
+from pytest_niah.report.markdown_and_csv import (
+    cases_csv,
+    length_cells,
+    markdown_table,
+    summary_markdown,
+)
+from pytest_niah.report.terminal_tables import effective_length_text, fmt, length_table
 from pytest_niah.results.niah_results import NiahResults
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

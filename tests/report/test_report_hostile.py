@@ -20,7 +20,7 @@ import pytest
 from pytest_niah.report import write_report
 from pytest_niah.report.escape import one_line
 from pytest_niah.report.html import render_html
-from pytest_niah.report.tables import cases_csv, markdown_table, summary_markdown
+from pytest_niah.report.markdown_and_csv import cases_csv, markdown_table, summary_markdown
 from pytest_niah.results.niah_results import NiahResults
 
 markdown_it = pytest.importorskip("markdown_it")

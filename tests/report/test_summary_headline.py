@@ -9,7 +9,7 @@ import pytest
 from pytest_niah.config.gate_expressions import parse_allowances
 from pytest_niah.report import GateOutcome, ReportComparison
 from pytest_niah.report.headline import headline, shown_path
-from pytest_niah.report.tables import summary_markdown
+from pytest_niah.report.markdown_and_csv import summary_markdown
 from pytest_niah.results.compare import compare_results
 from pytest_niah.results.niah_results import NiahResults
 

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_niah import NiahConfig, run_experiment
 from pytest_niah.measure.records import EffectiveLength
-from pytest_niah.report.terminal import (
+from pytest_niah.report.terminal_tables import (
     NOT_MEANINGFUL,
     effective_length_text,
     length_table,

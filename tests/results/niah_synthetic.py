@@ -15,11 +15,11 @@ import numpy as np
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.haystacks.grid import case_id, control_id
+from pytest_niah.measure.metric_tables import summarize
 from pytest_niah.measure.metrics import normalized_similarity
 from pytest_niah.measure.records import CaseResult, NegativeScores
-from pytest_niah.measure.tables import summarize
 from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.schema import ModelInfo
+from pytest_niah.results.results_schema import ModelInfo
 
 GROUPS = ("dietary-01", "location-02", "medical-03", "vehicle-04", "pet-05", "travel-06")
 LENGTHS = (1024, 4096)

@@ -23,10 +23,10 @@ from pytest_niah.config.niah import NiahConfig
 from pytest_niah.config.vocabulary import COMPARED
 from pytest_niah.errors import CompareError
 from pytest_niah.experiment import run_experiment
+from pytest_niah.measure.metric_tables import negatives_by_key, question_scores
 from pytest_niah.measure.metrics import METRICS, point_metrics
 from pytest_niah.measure.records import NegativeScores
-from pytest_niah.measure.tables import negatives_by_key, question_scores
-from pytest_niah.report.terminal import comparison_table
+from pytest_niah.report.terminal_tables import comparison_table
 from pytest_niah.results.compare import Comparison, Delta, compare_results
 from pytest_niah.results.compatibility import FIELDS, check_comparable, differences
 from pytest_niah.results.niah_results import NiahResults

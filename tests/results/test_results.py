@@ -18,11 +18,11 @@ from niah_synthetic import make_case, results, scored
 
 from pytest_niah.errors import ResultsError
 from pytest_niah.measure.records import EffectiveLength, IntervalRow, RetrievalRow
-from pytest_niah.results import schema, storage
+from pytest_niah.results import results_schema, storage
 from pytest_niah.results.niah_results import NiahResults, package_versions
-from pytest_niah.results.schema import (
+from pytest_niah.results.results_schema import (
+    RESULTS_SCHEMA_VERSION,
     SCHEMA_FILES,
-    SCHEMA_VERSION,
     ResultsDocument,
     RunDocument,
     json_schema,
@@ -285,7 +285,7 @@ def test_a_bad_config_or_audit_is_a_results_error(tmp_path, edit):
 
 def test_wrong_shape_is_refused():
     with pytest.raises(ResultsError, match="<dict>: not a valid pytest-niah results file"):
-        NiahResults.from_dict({"schema_version": SCHEMA_VERSION, "config": {"model": "x"}})
+        NiahResults.from_dict({"schema_version": RESULTS_SCHEMA_VERSION, "config": {"model": "x"}})
 
 
 def test_package_versions_reads_metadata_only():
@@ -401,9 +401,9 @@ def test_a_valid_file_with_one_node_changed_loads_or_is_a_results_error(where, v
 def test_the_shipped_schema_is_generated_from_the_models(name):
     path = schema_path(name)
     assert path.parent == ROOT / "pytest_niah" / "data" / "schemas"
-    assert path.is_file(), "missing: run python -m pytest_niah.results.schema"
+    assert path.is_file(), "missing: run python -m pytest_niah.results.results_schema"
     assert path.read_text(encoding="utf-8") == schema_text(name), (
-        f"{path.name} is out of date: run python -m pytest_niah.results.schema"
+        f"{path.name} is out of date: run python -m pytest_niah.results.results_schema"
     )
     assert json.loads(path.read_text(encoding="utf-8"))["title"] == SCHEMA_FILES[name].__name__
     assert schema_text(name) == json.dumps(json_schema(SCHEMA_FILES[name]), indent=2) + "\n"
@@ -418,8 +418,8 @@ def test_schemas_are_regenerated_by_one_function_and_checked_by_the_module(tmp_p
     assert [p.name for p in written] == ["results.schema.json", "saved-run.schema.json"]
     for path, name in zip(written, SCHEMA_FILES, strict=True):
         assert path.read_text(encoding="utf-8") == schema_path(name).read_text(encoding="utf-8")
-    assert schema.main(["--check"]) == 0
-    assert schema.main(["--out", str(tmp_path / "out")]) == 0
+    assert results_schema.main(["--check"]) == 0
+    assert results_schema.main(["--out", str(tmp_path / "out")]) == 0
     assert str(tmp_path / "out") in capsys.readouterr().out
 
 

@@ -15,7 +15,7 @@ from pytest_niah.errors import CompareError, ConfigError, OutputError, ResultsEr
 from pytest_niah.experiment import run_experiment
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.provenance import commit_info, machine_info
-from pytest_niah.results.schema import RUN_SCHEMA_VERSION
+from pytest_niah.results.results_schema import RUN_SCHEMA_VERSION
 from pytest_niah.results.storage import (
     default_store_dir,
     load_run,

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from pytest_niah.config.paths import CACHE_FILE
-from pytest_niah.embed.store import SCHEMA_VERSION, EmbeddingStore
+from pytest_niah.embed.store import CACHE_SCHEMA_VERSION, EmbeddingStore
 
 STATIC = "packaged-static"
 NO_CACHE_FIX = "or run without the cache (--niah-no-cache)"
@@ -103,7 +103,7 @@ BAD_FILES = {
     "future-schema": (
         future_cache,
         f"has schema version 99, written by a newer pytest-niah (this one reads version "
-        f"{SCHEMA_VERSION})",
+        f"{CACHE_SCHEMA_VERSION})",
         "Fix: upgrade pytest-niah, or give this version its own cache (--niah-cache-dir or "
         "NIAH_CACHE_DIR), " + NO_CACHE_FIX,
     ),
@@ -258,7 +258,9 @@ def test_an_older_schema_is_reset_and_refilled(niah_run):
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert tables == {"niah_schema", "vectors"}
-        assert conn.execute("SELECT version FROM niah_schema").fetchall() == [(SCHEMA_VERSION,)]
+        assert conn.execute("SELECT version FROM niah_schema").fetchall() == [
+            (CACHE_SCHEMA_VERSION,)
+        ]
         assert conn.execute("SELECT count(*) FROM vectors").fetchone() == (stats["embedded"],)
     finally:
         conn.close()

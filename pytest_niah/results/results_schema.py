@@ -5,7 +5,7 @@ saved run (``--niah-save``; a results file with where and when it was measured) 
 through these models: strict types, no unknown keys, every problem reported with the file,
 the JSON path and the fix. :func:`json_schema` gives the published schema of each format,
 shipped as ``pytest_niah/data/schemas/results.schema.json`` and ``saved-run.schema.json``
-(:func:`write_schemas` regenerates them: ``python -m pytest_niah.results.schema``).
+(:func:`write_schemas` regenerates them: ``python -m pytest_niah.results.results_schema``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pytest_niah.measure.records import (
 )
 
 M = TypeVar("M", bound=BaseModel)
-SCHEMA_VERSION = 2
+RESULTS_SCHEMA_VERSION = 2
 RUN_SCHEMA_VERSION = 2
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
@@ -99,7 +99,7 @@ class ResultsDocument(BaseModel):
     @field_validator("schema_version")
     @classmethod
     def _check_version(cls, value: int) -> int:
-        return _version(value, SCHEMA_VERSION, "results")
+        return _version(value, RESULTS_SCHEMA_VERSION, "results")
 
     schema_version: int
     config: JsonObject
@@ -159,9 +159,9 @@ def write_schemas(folder: Path | None = None) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pytest_niah.results.schema [--check] [--out FOLDER]``."""
+    """``python -m pytest_niah.results.results_schema [--check] [--out FOLDER]``."""
     texts = {name: schema_text(name) for name in SCHEMA_FILES}
-    return schema_files_main("python -m pytest_niah.results.schema", texts, argv)
+    return schema_files_main("python -m pytest_niah.results.results_schema", texts, argv)
 
 
 def validate(kind: type[M], text: str | bytes, source: str) -> M:

@@ -18,7 +18,7 @@ from pytest_niah.report.headline import (
     shown_path,
     worst,
 )
-from pytest_niah.report.terminal import (
+from pytest_niah.report.terminal_tables import (
     COMPARISON_TEXT_COLUMNS,
     effective_length_text,
     length_columns,

@@ -10,7 +10,7 @@ from pytest_niah.measure.gates import Gate
 from pytest_niah.measure.records import MetricRow
 from pytest_niah.measure.verdicts import worst_outcome
 from pytest_niah.plugin.session import NiahSession
-from pytest_niah.report.terminal import comparison_table, length_table, notes, title
+from pytest_niah.report.terminal_tables import comparison_table, length_table, notes, title
 from pytest_niah.results.niah_results import NiahResults
 
 if TYPE_CHECKING:
