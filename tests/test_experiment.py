@@ -19,6 +19,13 @@ from pytest_niah.results.snapshots import metric_table
 GROUPS = ("dietary-01", "medical-02", "location-03", "language-04", "hobby-01", "vehicle-02")
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(monkeypatch, tmp_path_factory):
+    """The fake embedders here share the lexical model's identity: each test gets its own
+    cache, so no test reads another fake's finished results."""
+    monkeypatch.setenv("NIAH_CACHE_DIR", str(tmp_path_factory.mktemp("niah-cache-own")))
+
+
 def config(shared_corpus_dir, **changes) -> NiahConfig:
     base = dict(
         model="lexical:tfidf",
