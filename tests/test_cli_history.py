@@ -19,7 +19,6 @@ from pytest_niah.results.provenance import machine_id
 from pytest_niah.results.run_history import load_history
 from pytest_niah.results.storage import resolve_run, save_run
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "gutenberg"
 LABEL = "lexical:tfidf"
 T0 = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 # Three upgrades, saved in this order (names deliberately not in alphabetical order). At 128
@@ -37,7 +36,6 @@ NEW_MODEL = "f" * 64
 def measured() -> NiahResults:
     config = NiahConfig(
         model="lexical:tfidf",
-        corpus=str(CORPUS),
         lengths=(128, 256),
         positions=3,
         groups=("dietary-01", "location-01"),

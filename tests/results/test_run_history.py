@@ -28,7 +28,6 @@ from pytest_niah.results.run_history import (
 )
 from pytest_niah.results.storage import latest_run, resolve_run, run_files, save_run
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "gutenberg"
 LABEL = "lexical:tfidf"
 T0 = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
@@ -37,7 +36,6 @@ T0 = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 def measured() -> NiahResults:
     config = NiahConfig(
         model="lexical:tfidf",
-        corpus=str(CORPUS),
         lengths=(128, 256),
         positions=3,
         groups=("dietary-01", "location-01"),
