@@ -311,8 +311,8 @@ class NiahSession:
         """Find the run ``--niah-compare`` names for every model (fails early if missing)."""
         from pytest_niah.results.storage import resolve_run
 
-        # Resolved before this session saves anything, so "previous" is never this run; no
-        # time limit, as saved runs keep whole seconds and one saved a moment ago counts.
+        # Resolved before this session saves anything, so "previous" is never this run and
+        # needs no time limit: one saved a moment ago counts.
         for label in self.labels:
             self._baseline_paths[label] = resolve_run(ref, store=self.store_dir, label=label)
 

@@ -74,8 +74,8 @@ def encode_run(text: str) -> bytes:
 def run_order(saved_at: datetime, name: str, path: Path) -> tuple[datetime, str, str]:
     """Where a run sorts among saved runs: by save time, then by name, then by file.
 
-    Runs keep whole seconds, so two runs saved in one second are ordered by name. File
-    times never count: a checkout, a copy or a restored CI cache changes them.
+    Runs keep microseconds; two with one time (files that kept whole seconds) are ordered
+    by name. File times never count: a checkout, a copy or a restored CI cache changes them.
     """
     return (saved_at, name, str(path))
 

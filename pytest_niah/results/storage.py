@@ -108,7 +108,8 @@ class RunStore:
             "run_schema_version": RUN_SCHEMA_VERSION,
             "name": name,
             "label": label,
-            "saved_at": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
+            # Microseconds: runs saved in one second still sort in the order they were saved.
+            "saved_at": (now or datetime.now(timezone.utc)).isoformat(),
             "machine": machine,
             # The store sits inside the project, so git finds the project's checkout from it.
             "commit": dict(commit) if commit is not None else commit_info(target.parent),
@@ -180,15 +181,14 @@ class RunStore:
         Args:
             label: The model label.
             machine: Only runs saved on this machine id; any machine when ``None``.
-            before: Only runs saved before this time (a time without a zone is UTC). Runs
-                keep whole seconds, so a run saved in the same second as ``before`` counts
-                as not before it.
+            before: Only runs saved strictly before this time (a time without a zone is
+                UTC).
 
         Returns:
             The newest matching run's file, or ``None``. An unreadable file is skipped with
             a :class:`~pytest_niah.errors.NiahWarning` naming it.
         """
-        limit = None if before is None else aware(before).replace(microsecond=0)
+        limit = None if before is None else aware(before)
         headers, unreadable = self.headers([label], machine)
         for bad in unreadable:
             warnings.warn(NiahWarning(f"{bad.reason} (skipped)"), stacklevel=3)

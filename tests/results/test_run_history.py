@@ -371,12 +371,28 @@ def test_previous_while_saving_is_the_newest_run_saved_before_this_session(measu
     # must still be the run before, not the one this session just saved.
     before = save(measured, "nightly-41", tmp_path, 0)
     started = T0 + timedelta(days=1)
-    # This session saved within the same second it started: still not "before" it.
-    this = save_run(measured, "nightly-42", store=tmp_path, label=LABEL, now=started, commit={})
+    # This session saved 300 microseconds after it started: not "before" it.
+    saved = started + timedelta(microseconds=300)
+    this = save_run(measured, "nightly-42", store=tmp_path, label=LABEL, now=saved, commit={})
     assert latest_run(tmp_path, LABEL) == this
-    assert latest_run(tmp_path, LABEL, before=started + timedelta(microseconds=300)) == before
+    assert latest_run(tmp_path, LABEL, before=started) == before
+    assert latest_run(tmp_path, LABEL, before=saved) == before  # strictly before
     assert latest_run(tmp_path, LABEL, before=started.replace(tzinfo=None)) == before
     assert latest_run(tmp_path, LABEL, before=T0) is None
+
+
+def test_runs_saved_in_one_second_sort_by_time_not_by_name(measured, tmp_path):
+    # CI found it: "two" then "three" saved in one second, and "previous" took "two"
+    # because whole seconds tied and "two" sorts after "three" by name.
+    first = save_run(measured, "two", store=tmp_path, label=LABEL, now=T0, commit={})
+    later = T0 + timedelta(microseconds=400_000)
+    second = save_run(measured, "three", store=tmp_path, label=LABEL, now=later, commit={})
+    assert latest_run(tmp_path, LABEL) == second
+    assert resolve_run("previous", store=tmp_path, label=LABEL) == second
+    assert latest_run(tmp_path, LABEL, before=later) == first
+    runs, _ = read_runs(tmp_path, labels=[LABEL])
+    (series,) = build_history(runs).series
+    assert [r.name for r in series.runs] == ["two", "three"]
 
 
 def test_latest_run_of_one_machine(measured, tmp_path):
