@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.display import fmt, signed
 from pytest_niah.measure.metrics import NORMALIZED_FLOOR
-from pytest_niah.measure.records import EffectiveLength, MetricRow, RetrievalRow
+from pytest_niah.measure.records import EffectiveLength, IntervalRow, MetricRow, RetrievalRow
 from pytest_niah.measure.verdicts import metric_digits as metric_digits  # report.history_view
 from pytest_niah.measure.verdicts import no_interval
 from pytest_niah.results.compare import Comparison
@@ -41,7 +41,7 @@ def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[s
     past = past_window(results, scoring)
     return [
         ("length", lambda r: f"{r.length}{PAST_WINDOW if r.length in past else ''}"),
-        ("norm.sim", normalized_cell),
+        ("norm.sim", lambda r: normalized_cell(r, results.interval(arm, r.length, "auc", scoring))),
         ("ratio", lambda r: fmt(r.comparative_ratio)),
         ("AUC [95% CI]", auc_cell),
         ("separation", lambda r: fmt(r.separation, 4)),
@@ -56,24 +56,41 @@ def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[s
 
 PAST_WINDOW = "*"
 # Normalized similarity divides each case's score by its needle's own score against the
-# question. When the needle alone barely matches for most cases (they are left out), the
-# few cases left divide by little more than the floor: a model at chance reads about 2.0,
-# the largest number of the table. Such a cell shows NOT_MEANINGFUL instead.
+# question. It says how much of the needle a haystack keeps only when the needle can be told
+# apart at all: at chance, haystacks match the question as well without a needle, and a
+# model at chance reads about 2.0, the largest number of the table. Such a cell shows
+# NOT_MEANINGFUL instead, as does one where most cases were left out (needle alone below
+# the floor: the few left divide by little more than the floor).
 NOT_MEANINGFUL = "n/m"
+MOSTLY_LEFT_OUT = (
+    "most cases' needle alone barely matches its question, and the few left divide by next "
+    "to nothing"
+)
+AT_CHANCE = "the AUC interval holds 0.5 (chance): haystacks match as well without the needle"
 
 
-def normalized_meaningful(row: MetricRow) -> bool:
-    """Whether a row's normalized similarity means something: most cases kept in it."""
+def normalized_not_meaningful(row: MetricRow, auc: IntervalRow | None = None) -> str | None:
+    """Why a row's normalized similarity means nothing, or ``None`` when it means something.
+
+    Args:
+        row: The per-length metric row.
+        auc: The row's AUC interval; a row whose interval holds 0.5 is at chance. Without
+            an interval (or with an undefined one) only the left-out rule applies.
+    """
     counted = row.n_cases - row.duplicates - row.invalid
-    return 2 * row.norm_excluded <= counted
+    if 2 * row.norm_excluded > counted:
+        return MOSTLY_LEFT_OUT
+    if auc is not None and auc.low <= 0.5 <= auc.high:
+        return AT_CHANCE
+    return None
 
 
-def normalized_cell(row: MetricRow) -> str:
-    """The normalized similarity, or :data:`NOT_MEANINGFUL` when most cases were left out.
+def normalized_cell(row: MetricRow, auc: IntervalRow | None = None) -> str:
+    """The normalized similarity, or :data:`NOT_MEANINGFUL` (:func:`normalized_not_meaningful`).
 
     A row with no value at all (every case left out) shows as an undefined value does.
     """
-    if math.isfinite(row.normalized) and not normalized_meaningful(row):
+    if math.isfinite(row.normalized) and normalized_not_meaningful(row, auc) is not None:
         return NOT_MEANINGFUL
     return fmt(row.normalized)
 
@@ -188,12 +205,17 @@ def notes(results: NiahResults, arm: str, scoring: str) -> list[str]:
             f"  note: normalized similarity leaves out {excluded} cases whose needle alone scores "
             f"below {NORMALIZED_FLOOR:g} against its question"
         )
-    hidden = [r.length for r in rows if normalized_cell(r) == NOT_MEANINGFUL]
-    if hidden:
+    hidden: dict[str, list[int]] = {}
+    for r in rows:
+        if math.isfinite(r.normalized):
+            auc = results.interval(arm, r.length, "auc", scoring)
+            why = normalized_not_meaningful(r, auc)
+            if why is not None:
+                hidden.setdefault(why, []).append(r.length)
+    for why, lengths in hidden.items():
         lines.append(
-            f"  note: norm.sim {NOT_MEANINGFUL} (not meaningful) at {', '.join(map(str, hidden))} "
-            "tokens: most cases' needle alone barely matches its question, and the few left "
-            "divide by next to nothing (a model at chance reads about 2.0 there)"
+            f"  note: norm.sim {NOT_MEANINGFUL} (not meaningful) at {', '.join(map(str, lengths))} "
+            f"tokens: {why} (a model at chance reads about 2.0 there)"
         )
     duplicates = sum(r.duplicates for r in rows)
     if duplicates:
