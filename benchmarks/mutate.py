@@ -59,7 +59,10 @@ TARGETS: dict[str, list[str]] = {
         "tests/results/test_storage_compression.py",
         "tests/results/test_storage.py",
     ],
-    "config/cache_policy.py": ["tests/test_experiment.py", "tests/test_shards.py"],
+    "config/cache_policy.py": [
+        "tests/config/test_cache_policy.py",
+        "tests/plugin/test_session_settings.py",
+    ],
 }
 
 SWAPS_COMPARE: dict[type[ast.cmpop], list[type[ast.cmpop]]] = {
