@@ -3,9 +3,11 @@
 Each mutant changes one operator or constant in one line (a comparison flipped or made
 strict, ``and``/``or`` swapped, a ``not`` dropped, a number moved by one, ``True``/``False``
 swapped, ``min``/``max`` swapped, ``+``/``-`` swapped). Every mutant runs in a copy of the
-checkout (the working tree is never touched, so other work can go on beside it), with the
-copy first on ``PYTHONPATH`` so that pytester subprocesses import the mutant too. A mutant
-is *killed* when its tests fail (or time out), *survives* when they pass.
+last commit (the working tree is never touched or read, so other work can go on beside it;
+``--working-tree`` mutates uncommitted code), with the copy first on ``PYTHONPATH`` so that
+pytester subprocesses import the mutant too. A mutant is *killed* when its tests fail (or
+time out), *survives* when they pass. The owning tests run once unmutated first: a module
+whose tests already fail stops the run, as its every mutant would read as killed.
 
     python benchmarks/mutate.py                      # every module in TARGETS
     python benchmarks/mutate.py --module measure/verdicts.py --jobs 2
@@ -33,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "pytest_niah"
 
 # Module (under pytest_niah/) -> the fast tests that own its rules.
 TARGETS: dict[str, list[str]] = {
@@ -172,9 +173,10 @@ def apply(source: str, index: int, spec: object) -> str:
     return ast.unparse(tree)
 
 
-def enumerate_mutants(module: str) -> list[tuple[Mutant, object]]:
-    """Every mutant of one module, skipping annotations, docstrings and ``__all__``."""
-    source = (PACKAGE / module).read_text(encoding="utf-8")
+def enumerate_mutants(module: str, root: Path = ROOT) -> list[tuple[Mutant, object]]:
+    """Every mutant of one module of the checkout at ``root``, skipping annotations,
+    docstrings and ``__all__``."""
+    source = (root / "pytest_niah" / module).read_text(encoding="utf-8")
     tree = ast.parse(source)
     skip = _in_docstring_or_annotation(tree)
     found = []
@@ -191,7 +193,18 @@ def enumerate_mutants(module: str) -> list[tuple[Mutant, object]]:
     return found
 
 
-def _copy_checkout(target: Path) -> None:
+def snapshot_head(target: Path) -> Path:
+    """The committed tree (``git archive HEAD``) at ``target``: edits in progress in the
+    working tree cannot break a baseline and pass for kills."""
+    target.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD"], cwd=ROOT, capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target
+
+
+def _copy_checkout(target: Path, source: Path) -> None:
     ignore = shutil.ignore_patterns(
         ".git",
         "__pycache__",
@@ -202,18 +215,22 @@ def _copy_checkout(target: Path) -> None:
         ".niah",
         "mutants",
     )
-    shutil.copytree(ROOT, target, ignore=ignore, symlinks=True)
+    shutil.copytree(source, target, ignore=ignore, symlinks=True)
 
 
-def run_one(mutant: Mutant, spec: object, tests: list[str], timeout: float) -> tuple[str, float]:
-    """Run one mutant's tests in a fresh copy; 'killed', 'survived' or 'timeout'."""
+def run_one(
+    mutant: Mutant | None, spec: object, tests: list[str], timeout: float, source: Path
+) -> tuple[str, float]:
+    """Run one mutant's tests in a fresh copy of ``source``; 'killed', 'survived' or
+    'timeout'. ``mutant=None`` runs them unmutated (the baseline: it must survive)."""
     with tempfile.TemporaryDirectory(prefix="niah-mutant-") as tmp:
         work = Path(tmp) / "checkout"
-        _copy_checkout(work)
-        path = work / "pytest_niah" / mutant.module
-        path.write_text(
-            apply(path.read_text(encoding="utf-8"), mutant.index, spec), encoding="utf-8"
-        )
+        _copy_checkout(work, source)
+        if mutant is not None:
+            path = work / "pytest_niah" / mutant.module
+            path.write_text(
+                apply(path.read_text(encoding="utf-8"), mutant.index, spec), encoding="utf-8"
+            )
         env = dict(
             os.environ, PYTHONPATH=str(work), HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1"
         )
@@ -250,15 +267,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--report", help="write a markdown report here")
+    parser.add_argument(
+        "--working-tree",
+        action="store_true",
+        help="mutate the working tree as it is (default: the last commit, HEAD)",
+    )
     args = parser.parse_args(argv)
     modules = args.module or list(TARGETS)
+    holder = tempfile.TemporaryDirectory(prefix="niah-mutate-head-")
+    source = ROOT if args.working_tree else snapshot_head(Path(holder.name) / "head")
     work: list[tuple[Mutant, object, list[str]]] = []
     for module in modules:
-        if not (PACKAGE / module).exists():
+        if not (source / "pytest_niah" / module).exists():
             print(f"skip {module}: no such module")
             continue
         tests = TARGETS.get(module) or [f"tests/{Path(module).parent}"]
-        found = enumerate_mutants(module)
+        found = enumerate_mutants(module, source)
         if args.sample and len(found) > args.sample:
             import random
 
@@ -272,9 +296,22 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{mutant.module}:{mutant.line}: {mutant.description}")
         print(f"{len(work)} mutants")
         return 0
+    # A baseline that fails would count every mutant of its module as killed.
+    baselines = {module: tests for m, _, tests in work for module in [m.module]}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        checked = {
+            module: pool.submit(run_one, None, None, tests, args.timeout, source)
+            for module, tests in baselines.items()
+        }
+        failing = sorted(m for m, f in checked.items() if f.result()[0] != "survived")
+    if failing:
+        print(f"baseline tests fail unmutated for {', '.join(failing)}: fix them first")
+        return 1
     results: list[tuple[Mutant, str, float]] = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_one, m, spec, tests, args.timeout): m for m, spec, tests in work}
+        futures = {
+            pool.submit(run_one, m, spec, tests, args.timeout, source): m for m, spec, tests in work
+        }
         for future in concurrent.futures.as_completed(futures):
             mutant = futures[future]
             outcome, seconds = future.result()
