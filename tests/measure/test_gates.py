@@ -128,6 +128,8 @@ def test_unpaired_verdict_fails_under_every_policy_and_names_the_cells():
     assert {verdict.outcome(p) for p in ("auto", "fail", "warn", "pass")} == {"fail"}
     relative = unpaired_verdict(Allowance("comparative_ratio", 5, relative=True), 12)
     assert math.isnan(relative.limit) and relative.metric == "comparative_ratio"
+    # Nothing was resampled: no group stands behind it (a message never claims one).
+    assert verdict.groups == 0 and relative.groups == 0
     gate = Gate("--niah-compare-fail", verdict, verdict.outcome())
     assert gate.message().startswith(
         "--niah-compare-fail: AUC not compared (paired 0 of 12 cells): no paired cells"

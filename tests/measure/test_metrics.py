@@ -616,3 +616,11 @@ def test_weighted_metrics_reject_counts_of_the_wrong_shape_and_unknown_names():
         weighted_metrics(hand_built(), np.ones((3, 5)))
     with pytest.raises(ValueError, match="unknown metrics"):
         weighted_metrics(hand_built(), np.ones((1, 2)), ["recall"])
+
+
+@pytest.mark.parametrize(("positives", "negatives"), [([], [0.1, 0.2]), ([0.3], []), ([], [])])
+def test_auc_with_an_empty_side_is_nan_without_a_numpy_warning(positives, negatives):
+    # An empty side is answered before numpy averages nothing (and warns on the user's run).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(metrics.auc(positives, negatives))
