@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -52,7 +53,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_folder(real.parent)
+    fsync_folder(real.parent)
     return target
 
 
@@ -162,7 +163,15 @@ def remove_stale_temps(path: Path) -> None:
         pid_text = entry.name[len(prefix) :].split("-", 1)[0]
         if pid_text.isdigit() and _alive(int(pid_text)) and int(pid_text) != os.getpid():
             continue  # another live process is writing it right now
-        with contextlib.suppress(OSError):
+        remove_temp(entry)
+
+
+def remove_temp(entry: Path) -> None:
+    """Remove one temporary output: a file, or a folder a report was staged in; never raises."""
+    with contextlib.suppress(OSError):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
             entry.unlink()
 
 
@@ -187,7 +196,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
     """Make the rename itself durable (POSIX); harmless where folders cannot be opened."""
     try:
         descriptor = os.open(folder, os.O_RDONLY)

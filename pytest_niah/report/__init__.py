@@ -16,6 +16,7 @@ from pytest_niah.files import write_atomic
 from pytest_niah.report.comparison import ReportComparison, comparisons_json
 from pytest_niah.report.headline import GateOutcome
 from pytest_niah.report.markdown_and_csv import cases_csv, step_summary_markdown, summary_markdown
+from pytest_niah.report.report_folder import replaced_folder
 from pytest_niah.results.niah_results import NiahResults
 
 __all__ = [
@@ -53,13 +54,16 @@ def write_report(
     Files: ``report.html`` (self-contained: images embedded as base64 PNG, no external
     links or scripts), ``results.json`` (or ``results.<label>.json`` per model when there
     are several), ``cases.csv`` (every case of every model, with a ``model`` column),
-    ``summary.md`` and, with ``comparisons``, ``comparison.json``. Each file is written
-    whole or not at all. With ``step_summary`` and ``GITHUB_STEP_SUMMARY`` set, summary.md's
-    text is appended to that file.
+    ``summary.md`` and, with ``comparisons``, ``comparison.json``. The folder is written as a
+    unit: the files go to a new folder that then replaces ``out_dir`` whole, so a kill
+    leaves the previous report or the new one, never files of both; a file of the previous
+    report that this one does not write is gone. With ``step_summary`` and
+    ``GITHUB_STEP_SUMMARY`` set, summary.md's text is appended to that file.
 
     Args:
         results: One results object per model; at least one.
-        out_dir: The folder to write into (created if missing).
+        out_dir: The folder to write into (created if missing); it may hold only the files
+            of a report (nothing of the user's is ever dropped: it is refused instead).
         labels: The display name of each model; defaults to each model's name, made unique.
         comparisons: Each model's comparison with its baseline: a section of summary.md and
             report.html (table, verdicts, a baseline-versus-current figure) and
@@ -83,8 +87,9 @@ def write_report(
     Raises:
         ValueError: no results, or labels that do not match them one to one.
         MatplotlibMissingError: matplotlib is not installed (nothing is written then).
-        OutputError: a file or the folder cannot be written, or the step summary cannot
-            be appended to; the message names the path.
+        OutputError: a file or the folder cannot be written, ``out_dir`` holds files that
+            are not a report, or the step summary cannot be appended to; the message names
+            the path.
     """
     from pytest_niah.report.figures import comparison_figure, render_figures
     from pytest_niah.report.html import render_html
@@ -317,25 +322,24 @@ def _history_html(
 
 
 def _write_all(target: Path, texts: Mapping[str, str]) -> dict[str, Path]:
-    """Write every file into ``target``, each atomically; a failure names the file."""
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(
-            f"cannot create the report folder {target}: {exc.strerror or exc}",
-            "choose a folder you can write (--niah-report, or --out for pytest-niah report)",
-        ) from None
+    """Write every file into a new folder that then replaces ``target`` whole.
+
+    A kill or a failure leaves ``target`` holding the previous report, never files of two
+    runs (:func:`pytest_niah.report.report_folder.replaced_folder`); a failure names the file.
+    """
     written = {}
-    for name, text in texts.items():
-        path = target / name
-        try:
-            written[name] = write_atomic(path, _encode(text))
-        except OSError as exc:
-            raise OutputError(
-                f"cannot write {path}: {exc.strerror or exc}",
-                "free disk space or choose a folder you can write; nothing else was changed "
-                "in that file",
-            ) from None
+    with replaced_folder(target) as staging:
+        for name, text in texts.items():
+            path = target / name
+            try:
+                write_atomic(staging / name, _encode(text))
+            except OSError as exc:
+                raise OutputError(
+                    f"cannot write {path}: {exc.strerror or exc}",
+                    "free disk space or choose a folder you can write; the previous report "
+                    "was kept",
+                ) from None
+            written[name] = path
     return written
 
 

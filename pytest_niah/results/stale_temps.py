@@ -3,7 +3,9 @@
 Every temporary file beside an output is named ``.<file>.niah-tmp-<pid>-<random>``
 (:func:`pytest_niah.files.temp_prefix`). :func:`~pytest_niah.files.write_atomic` removes
 those of the file it writes; a folder of many outputs (the run store's machine folders, the
-snapshot folder) needs every file's removed, also of files nobody writes again.
+snapshot folder) needs every file's removed, also of files nobody writes again. A report is
+staged in a temporary folder of the same name (:mod:`pytest_niah.report.report_folder`):
+those are removed whole.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from pytest_niah.files import TMP_MARK, remove_stale_temps
+from pytest_niah.files import TMP_MARK, remove_stale_temps, remove_temp
 
 STALE_AFTER_S = 3600.0
 """A temporary file older than this is stale whoever wrote it (its process id was reused)."""
@@ -44,5 +46,5 @@ def remove_stale_temps_in(folder: Path, *, now: float | None = None) -> list[Pat
         remove_stale_temps(entry.parent / target)  # those of writers that no longer run
         with contextlib.suppress(OSError):
             if entry.lstat().st_mtime < cutoff:
-                entry.unlink()
+                remove_temp(entry)  # a file, or a report's staging folder
     return [entry for entry in entries if not entry.exists()]
