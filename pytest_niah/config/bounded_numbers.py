@@ -97,13 +97,20 @@ def optional_int_parser(
 
 
 def parse_lengths(value: str | Sequence[int | str]) -> tuple[int, ...]:
-    """Haystack lengths such as ``"128,512,2048"``: sorted, unique, each 16..1,000,000."""
+    """Haystack lengths such as ``"128,512,2048"``: sorted, unique, each 16..1,000,000.
+
+    An item ``A..B`` is the doubling grid from ``A`` to ``B`` (``128..32768`` is 128, 256, ...,
+    32768): the default grid is ``128..8192``, and ``128..32768`` extends it to a 32K window.
+    """
     items: Sequence[Any] = split_list(value) if isinstance(value, str) else list(value)
-    example = "give e.g. '128,256,512'"
+    example = "give e.g. '128,256,512' or '128..32768'"
     if not items:
         raise ConfigError("the list is empty", example)
     lengths = []
     for item in items:
+        if isinstance(item, str) and ".." in item:
+            lengths += doubling_range(item)
+            continue
         if isinstance(item, bool) or (isinstance(item, float) and not item.is_integer()):
             raise ConfigError(f"{item!r} is not a whole number of tokens", example)
         try:
@@ -117,6 +124,45 @@ def parse_lengths(value: str | Sequence[int | str]) -> tuple[int, ...]:
             )
         lengths.append(length)
     return tuple(sorted(set(lengths)))
+
+
+def doubling_range(item: str) -> list[int]:
+    """``"128..32768"`` -> ``[128, 256, ..., 32768]``: each length twice the one before.
+
+    Raises:
+        ConfigError: not two whole numbers, out of 16..1,000,000, the first past the second, or
+            a last length the doubling never reaches (the hint names the two it passes).
+    """
+    example = "give e.g. '128..32768' (128, 256, ..., 32768)"
+    match = re.fullmatch(r"\s*(\d{1,30})\s*\.\.\s*(\d{1,30})\s*", item)
+    if match is None:
+        raise ConfigError(
+            f"{short_repr(item)} is not a range of two whole numbers of tokens", example
+        )
+    first, last = int(match[1]), int(match[2])
+    for length in (first, last):
+        if not MIN_LENGTH <= length <= MAX_LENGTH:
+            raise ConfigError(
+                f"{short_repr(item)}: {length:,} is out of range",
+                f"each length must be {MIN_LENGTH}..{MAX_LENGTH:,} tokens; {example}",
+            )
+    if first > last:
+        raise ConfigError(
+            f"{short_repr(item)} runs backwards ({first:,} is more than {last:,})",
+            f"put the shortest length first: '{last}..{first}'",
+        )
+    lengths = [first]
+    while lengths[-1] < last:
+        lengths.append(lengths[-1] * 2)
+    if lengths[-1] != last:
+        below, above = lengths[-2], lengths[-1]
+        ends = f"'{first}..{below}'" + (f" or '{first}..{above}'" if above <= MAX_LENGTH else "")
+        raise ConfigError(
+            f"{short_repr(item)}: doubling from {first:,} never reaches {last:,} (it goes "
+            f"{below:,}, {above:,})",
+            f"end the range on a doubling of {first:,}: {ends}; or list lengths with commas",
+        )
+    return lengths
 
 
 def parse_seconds(value: str | float) -> float:

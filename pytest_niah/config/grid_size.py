@@ -11,11 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.config.vocabulary import MAXSIM
 
 BYTES_PER_TOKEN = 24
 """Memory a planned token costs: its id, its share of the text, the plan's bookkeeping."""
 BYTES_PER_EMBEDDING = 4 * 1024
 """Memory an embedding costs (1,024 float32 dimensions: a large model's)."""
+BYTES_PER_TOKEN_VECTOR = 2 * 128 * 4
+"""Memory a haystack token costs under maxsim: a 128-dimension float32 token vector (as
+jina-embeddings-v4 gives), held as embedded and scaled to unit length."""
+LARGE_MEMORY = 16 * 2**30
+"""Memory beyond which a grid is far larger than usual (maxsim on long haystacks gets there)."""
 LARGE_CASES = 50_000
 """Cases beyond which a grid is far larger than usual (the default grid has 3,920)."""
 LARGE_TOKENS = 100_000_000
@@ -40,8 +46,12 @@ class GridSize:
 
     @property
     def is_large(self) -> bool:
-        """Far larger than usual: :data:`LARGE_CASES` cases or :data:`LARGE_TOKENS` tokens."""
-        return self.cases > LARGE_CASES or self.tokens > LARGE_TOKENS
+        """Far larger than usual: past :data:`LARGE_CASES`, :data:`LARGE_TOKENS` or memory."""
+        return (
+            self.cases > LARGE_CASES
+            or self.tokens > LARGE_TOKENS
+            or self.memory_bytes > LARGE_MEMORY
+        )
 
     def describe(self) -> str:
         """E.g. ``3,920 cases, 4,200 haystacks, 9.6M tokens, about 0.3 GiB of memory``."""
@@ -74,6 +84,8 @@ def grid_size(config: NiahConfig, groups: int) -> GridSize:
     tokens = (per_length * needle_kinds + groups * config.controls) * sum(config.lengths)
     haystacks = needle_haystacks + controls
     memory = tokens * BYTES_PER_TOKEN + haystacks * len(config.scoring) * BYTES_PER_EMBEDDING
+    if MAXSIM in config.scoring:  # every haystack token's vector is held until scored
+        memory += tokens * BYTES_PER_TOKEN_VECTOR
     return GridSize(cases=cases, haystacks=haystacks, tokens=tokens, memory_bytes=memory)
 
 

@@ -236,8 +236,9 @@ OPTIONS: tuple[Option, ...] = (
         "lengths",
         num.parse_lengths,
         (128, 256, 512, 1024, 2048, 4096, 8192),
-        "Haystack lengths in tokens of the model's tokenizer.",
-        metavar="N,N,...",
+        "Haystack lengths in tokens of the model's tokenizer; A..B is the doubling grid from "
+        "A to B (128..32768 runs 128, 256, ..., 32768: the default grid up to a 32K window).",
+        metavar="N,N,...|A..B",
         ini="linelist",
     ),
     _opt(
@@ -268,7 +269,9 @@ OPTIONS: tuple[Option, ...] = (
         p.choices_parser(SCORINGS),
         ("whole",),
         "How a haystack is scored: whole (its own embedding, as in the study), chunk-max "
-        "(its best chunk), chunk-mean (the mean of its chunk embeddings).",
+        "(its best chunk), chunk-mean (the mean of its chunk embeddings), maxsim (late "
+        "interaction of the model's token vectors: multi-vector models such as "
+        "jinaai/jina-embeddings-v4).",
         metavar="SCORINGS",
         ini="linelist",
     ),

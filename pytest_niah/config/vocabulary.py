@@ -21,8 +21,12 @@ BUILTIN: Final = "builtin"
 
 # Needle/query variants: the study's one-hop arm, its literal diagnostic, query expansions.
 ARMS: Final = ("onehop", "literal", "expand100", "expand150", "expand250")
-# How a haystack is scored: its own embedding, its best chunk, the mean of its chunks.
-SCORINGS: Final = ("whole", "chunk-max", "chunk-mean")
+# How a haystack is scored: its own embedding, its best chunk, the mean of its chunks, or
+# (models with multi-vector output) late interaction of its token vectors with the question's.
+MAXSIM: Final = "maxsim"
+SCORINGS: Final = ("whole", "chunk-max", "chunk-mean", MAXSIM)
+# The scorings that read a haystack as one input, cut at the model's window (no chunks).
+WHOLE_HAYSTACK: Final = ("whole", MAXSIM)
 # Needle word orders.
 ORDERS: Final = ("default", "inverted")
 DTYPES: Final = ("auto", "float32", "float16", "bfloat16")

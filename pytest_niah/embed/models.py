@@ -99,6 +99,11 @@ class Preset:
         encode_kwargs: Keyword arguments for every ``encode`` call (e.g. a task adapter).
         query_prompt: Text before every question, where the model wants one.
         doc_prompt: Text before every document.
+        query_prompt_name: The name, among the model's own prompts (``prompt_name=``), of the
+            prompt before every question; its text is read from the loaded model.
+        doc_prompt_name: Likewise before every document.
+        max_seq_length: The window to read, where the model's code sets a shorter one than
+            its card gives.
         remote_code: The model runs its own code from the hub.
         note: What the preset does, printed when it is applied.
     """
@@ -106,6 +111,9 @@ class Preset:
     encode_kwargs: dict[str, Any] = field(default_factory=dict)
     query_prompt: str = ""
     doc_prompt: str = ""
+    query_prompt_name: str = ""
+    doc_prompt_name: str = ""
+    max_seq_length: int | None = None
     remote_code: bool = False
     note: str = ""
 
@@ -125,6 +133,26 @@ MODEL_PRESETS: dict[str, Preset] = {
     "jinaai/jina-embeddings-v3-hf": Preset(
         note="the transformers port, measured without a task adapter (its base weights), "
         "not with the study's text-matching adapter; see jinaai/jina-embeddings-v3",
+    ),
+    # jina-embeddings-v4, from its hub repository (https://huggingface.co/jinaai/jina-embeddings-v4:
+    # README.md, custom_st.py, modeling_jina_embeddings_v4.py). Through sentence-transformers,
+    # encode(texts, task=..., prompt_name=...) reaches custom_st.Transformer.forward(task=...),
+    # which returns the single vector (single_vec_emb, mean pooling); its prompts are named
+    # "query" ("Query: ") and "passage" ("Passage: "). The model's own encode_text() reads every
+    # text-matching text with the "Query" prefix (PREFIX_DICT["query"]), so questions and
+    # haystacks both get prompt_name="query". Token vectors (--niah-scoring=maxsim: 128
+    # dimensions each) come only from that encode_text(..., return_multivector=True), which the
+    # module holds as its .model. custom_st.Transformer reads "max_seq_length or 8192" tokens;
+    # the card gives 32768 ("Max Sequence Length").
+    "jinaai/jina-embeddings-v4": Preset(
+        encode_kwargs={"task": "text-matching"},
+        query_prompt_name="query",
+        doc_prompt_name="query",
+        max_seq_length=32768,
+        remote_code=True,
+        note="the text-matching adapter (task='text-matching', prompt_name='query' for "
+        "questions and haystacks), a 32,768-token window; --niah-scoring=maxsim scores its "
+        "multi-vector output",
     ),
     "jinaai/jina-embeddings-v2-base-en": Preset(remote_code=True),
     "nomic-ai/nomic-embed-text-v1.5": Preset(
@@ -296,6 +324,30 @@ def check_model_name(
             "which pytest-niah never allows by default",
             "if you trust it, add --niah-trust-remote-code",
         )
+
+
+def no_token_vectors(name: str) -> ConfigError:
+    """The error for ``--niah-scoring=maxsim`` with a model that gives one vector per text."""
+    return ConfigError(
+        f"--niah-scoring=maxsim: model {name!r} gives one vector per text, not the token vectors "
+        "(multi-vector output) that maxsim scores",
+        "drop maxsim from --niah-scoring, or measure a model whose own code returns token "
+        "vectors, such as jinaai/jina-embeddings-v4 (encode_text(..., return_multivector=True))",
+    )
+
+
+def check_token_vectors(name: str) -> None:
+    """Refuse ``--niah-scoring=maxsim`` now for a model that never gives token vectors.
+
+    The lexical baselines, served models and packaged models give one vector per text. Any
+    other model is asked once loaded (its own code may have ``encode_text(...,
+    return_multivector=True)``, as jina-embeddings-v4 has).
+
+    Raises:
+        ConfigError: ``name`` is one of those.
+    """
+    if name.startswith(LEXICAL_PREFIX) or is_remote(name) or name in PACKAGED:
+        raise no_token_vectors(name)
 
 
 def modules_outside_sentence_transformers(folder: Path) -> list[str]:

@@ -5,6 +5,10 @@ so a batch holds inputs of one length (haystacks of one length have exactly that
 tokens): the model pads nothing. A batch goes to the model once it holds as many inputs as
 the token budget allows; vectors found in the cache are taken from there, and each batch the
 model embeds is written back at once, so an interrupted run keeps what it finished.
+
+Inputs read as token vectors (``--niah-scoring=maxsim``) go to the model only, never to the
+cache (a haystack's token vectors are as many as its tokens), and are kept apart from the
+one-vector rows: :attr:`VectorTable.multi`.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from pytest_niah.embed.models import no_token_vectors
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.errors import EmbedderError, EmbeddingError, NiahError
-from pytest_niah.haystacks.plan import DOCUMENT, ModelInput
+from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, base_kind, is_multi
 
 MAX_BATCH = 512
 
@@ -50,6 +55,8 @@ class VectorTable:
         self.index: dict[str, int] = {}
         self._parts: list[Any] = []
         self._matrix: Any = None
+        # Inputs read as token vectors: key -> one row per token (float32).
+        self.multi: dict[str, np.ndarray] = {}
 
     def add(self, keys: Sequence[str], rows: Any) -> None:
         """Add the rows of ``keys`` (an ndarray or a scipy sparse matrix)."""
@@ -87,6 +94,9 @@ class Encoder:
         store: The embedding cache, or ``None``.
         budget: Most tokens per batch (texts x tokens); ``0`` uses ``batch_size`` texts.
         batch_size: Texts per batch when ``budget`` is 0.
+        dim: The model's dimension where an earlier encoder of the run learned it (the
+            window probe's): a model that changes it between the two is stopped.
+        stats: Counts to go on from (the window probe's), else fresh ones.
     """
 
     def __init__(
@@ -96,19 +106,26 @@ class Encoder:
         *,
         budget: int,
         batch_size: int,
+        dim: int | None = None,
+        stats: EmbeddingStats | None = None,
     ) -> None:
         self.embedder = embedder
         self.store = None if embedder.fits_on_documents else store
         self.budget = budget
         self.batch_size = batch_size
-        self.stats = EmbeddingStats()
+        self.stats = stats if stats is not None else EmbeddingStats()
         self.table = VectorTable()
-        self._dim: int | None = None
+        self._dim: int | None = dim
         # Vectors read before the model's dimension was known: checked once it is.
         self._pending: dict[str, tuple[ModelInput, np.ndarray]] = {}
         self._buckets: dict[tuple[str, int], list[ModelInput]] = {}
         self._held: list[ModelInput] = []  # a backend that fits on documents gets them all at once
         self._space = embedder.identity.digest
+
+    @property
+    def dim(self) -> int | None:
+        """The model's dimension, once known."""
+        return self._dim
 
     def submit(self, inputs: Iterable[ModelInput]) -> None:
         """Queue inputs; full batches are embedded right away."""
@@ -130,6 +147,8 @@ class Encoder:
         self._buckets.clear()
         self._settle_pending()
         if self._held:
+            if any(is_multi(i.kind) for i in self._held):
+                raise no_token_vectors(self.embedder.name)
             documents = [i for i in self._held if i.kind == DOCUMENT]
             queries = [i for i in self._held if i.kind != DOCUMENT]
             for part in (documents, queries):
@@ -148,12 +167,14 @@ class Encoder:
             {
                 item.key: item
                 for item in batch
-                if item.key not in self.table.index and item.key not in self._pending
+                if item.key not in self.table.index
+                and item.key not in self._pending
+                and item.key not in self.table.multi
             }.values()
         )
         if not fresh:
             return
-        if self.store is not None:
+        if self.store is not None and not is_multi(fresh[0].kind):
             space = f"{self._space}:{fresh[0].kind}"
             before = self.store.dropped
             found = self.store.get_many(space, [i.key for i in fresh], self._dim)
@@ -213,6 +234,8 @@ class Encoder:
             self.store.discard(f"{self._space}:{kind}", keys)
 
     def _encode(self, items: list[ModelInput]) -> None:
+        if is_multi(items[0].kind) and not getattr(self.embedder, "multi_vector", False):
+            raise no_token_vectors(self.embedder.name)
         started = time.perf_counter()
         try:
             rows = self.embedder.encode(items)
@@ -221,6 +244,9 @@ class Encoder:
         except Exception as exc:  # the model's own code failed: one stop that names it
             raise _encode_failure(self.embedder.name, items, exc, self.store is not None) from exc
         self.stats.seconds += time.perf_counter() - started
+        if is_multi(items[0].kind):
+            self._take_multi(items, rows)
+            return
         _check_rows(self.embedder.name, rows, len(items))
         learned = False
         if not _is_sparse(rows):
@@ -243,6 +269,32 @@ class Encoder:
         self.stats.tokens += tokens
         if learned:
             self._settle_pending()
+
+    def _take_multi(self, items: list[ModelInput], rows: Any) -> None:
+        """Keep the token vectors of ``items``: one 2-D array per input, all of one width."""
+        name = self.embedder.name
+        arrays = [np.asarray(r, dtype=np.float32) for r in rows] if isinstance(rows, list) else []
+        widths = {a.shape[1] for a in arrays if a.ndim == 2}
+        if len(arrays) != len(items) or any(a.ndim != 2 or not len(a) for a in arrays):
+            shapes = [getattr(a, "shape", None) for a in arrays] or type(rows).__name__
+            raise EmbeddingError(
+                f"model {name!r} returned token vectors of shapes {shapes} for {len(items)} "
+                f"{base_kind(items[0].kind)} texts (one tokens x dimensions array per text "
+                "expected)",
+                "check the model's multi-vector code (encode_text(..., return_multivector=True))",
+            )
+        first = next(iter(self.table.multi.values()), None)  # all earlier ones share its width
+        known = widths | ({first.shape[1]} if first is not None else set())
+        if len(known) > 1:
+            raise EmbeddingError(
+                f"model {name!r} returned token vectors of {len(known)} different widths "
+                f"({', '.join(map(str, sorted(known)))})",
+                "check --niah-encode-kwargs and the model's multi-vector code",
+            )
+        for item, array in zip(items, arrays, strict=True):
+            self.table.multi[item.key] = array
+        self.stats.embedded += len(items)
+        self.stats.tokens += sum(i.tokens for i in items)
 
 
 def _encode_failure(

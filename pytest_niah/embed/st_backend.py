@@ -52,9 +52,15 @@ from pytest_niah.embed.st_loading import (
     set_window,
     source_folder,
     static_embedding_class,
+    text_tokenizer,
 )
-from pytest_niah.errors import ConfigError, EmbedderError
-from pytest_niah.haystacks.plan import QUERY, ModelInput
+from pytest_niah.embed.st_multi_vector import (
+    encode_token_vectors,
+    named_prompt,
+    token_vector_encoder,
+)
+from pytest_niah.errors import ConfigError, EmbedderError, NiahError
+from pytest_niah.haystacks.plan import QUERY, ModelInput, base_kind, is_multi
 
 
 class SentenceTransformerEmbedder:
@@ -68,9 +74,10 @@ class SentenceTransformerEmbedder:
         trust_remote_code: Allow the model's own code from the hub to run.
         model_kwargs: Extra ``SentenceTransformer(model_kwargs=...)`` entries.
         encode_kwargs: Extra keyword arguments for every ``encode`` call (e.g. ``task``).
-        query_prompt: Before every question; empty uses the preset's, else the model's own.
+        query_prompt: Before every question; empty uses the preset's (its text, or its name
+            among the model's prompts), else the model's own.
         doc_prompt: Before every document; likewise.
-        max_seq_length: Override of the model's window.
+        max_seq_length: Override of the model's window (else the preset's, if it sets one).
         memo_dir: Where file hashes are memoised (the cache root); ``None``: not memoised.
     """
 
@@ -104,6 +111,11 @@ class SentenceTransformerEmbedder:
         )
         self.query_prompt = query_prompt or (preset.query_prompt if preset else "")
         self.doc_prompt = doc_prompt or (preset.doc_prompt if preset else "")
+        # A prompt given as text wins over the preset's prompt name.
+        self.query_prompt_name = "" if self.query_prompt or not preset else preset.query_prompt_name
+        self.doc_prompt_name = "" if self.doc_prompt or not preset else preset.doc_prompt_name
+        if max_seq_length is None and preset is not None:
+            max_seq_length = preset.max_seq_length
         self.max_seq_length = max_seq_length
         self.memo_dir = memo_dir
         self.static = name in PACKAGED and PACKAGED[name].static
@@ -135,6 +147,8 @@ class SentenceTransformerEmbedder:
             "encode_kwargs": self.encode_kwargs,
             "reads_every_token": self.static,
         }
+        for key in ("query_prompt_name", "doc_prompt_name"):  # where a preset names one
+            settings |= {key: getattr(self, key)} if getattr(self, key) else {}
         return model_identity(source, settings)
 
     def _cached_revision(self) -> str | None:
@@ -213,7 +227,7 @@ class SentenceTransformerEmbedder:
     def _specials(self) -> Specials:
         if is_static_embedding(self.model):
             return Specials((), (), 0)  # an embedding bag: no template, no special tokens
-        return specials_of(self.model.tokenizer)
+        return specials_of(text_tokenizer(self.model))
 
     @cached_property
     def _prompt_ids(self) -> dict[str, tuple[int, ...]]:
@@ -228,6 +242,9 @@ class SentenceTransformerEmbedder:
         if explicit:
             return explicit
         prompts = getattr(self.model, "prompts", None) or {}
+        name = self.query_prompt_name if kind == QUERY else self.doc_prompt_name
+        if name:
+            return named_prompt(self.name, prompts, name)
         return str(prompts.get(kind, "") or "")
 
     @cached_property
@@ -277,8 +294,8 @@ class SentenceTransformerEmbedder:
         first = type(model[0]).__name__
         if first == "StaticEmbedding":
             build: Any = StaticFeatures()
-        elif first == "Transformer" and hasattr(model.tokenizer, "backend_tokenizer"):
-            names = getattr(model.tokenizer, "model_input_names", [])
+        elif first == "Transformer" and hasattr(text_tokenizer(model), "backend_tokenizer"):
+            names = getattr(text_tokenizer(model), "model_input_names", [])
             build = TransformerFeatures(self._specials, with_types="token_type_ids" in names)
         else:
             return None
@@ -299,7 +316,12 @@ class SentenceTransformerEmbedder:
 
         # Each prompt is probed: one may tokenize differently when joined to the text.
         same = self._prompt_ids[QUERY] == self._prompt_ids["document"]
-        gap = max(gap_of(kind) for kind in (("document",) if same else (QUERY, "document")))
+        try:
+            gap = max(gap_of(kind) for kind in (("document",) if same else (QUERY, "document")))
+        except NiahError:
+            raise
+        except Exception:  # the model's own code refused the probe: encode() reports why
+            return None
         if gap > AGREEMENT * (1 if self.placement.dtype == "float32" else 100):
             self.notes.append(
                 f"{self.name}: token ids give other vectors than encode() (1 - cosine {gap:.1e}); "
@@ -313,11 +335,30 @@ class SentenceTransformerEmbedder:
         """Whether inputs go through ``encode`` as text (the ids path does not apply)."""
         return self._features is None
 
-    def encode(self, inputs: Sequence[ModelInput]) -> np.ndarray:
-        """Embed inputs of one kind (a batch the runner formed)."""
+    @property
+    def multi_vector(self) -> bool:
+        """Whether the model's own code gives token vectors (``--niah-scoring=maxsim``)."""
+        return token_vector_encoder(self.model) is not None
+
+    def encode(self, inputs: Sequence[ModelInput]) -> Any:
+        """Embed inputs of one kind (a batch the runner formed).
+
+        Inputs read as token vectors give one tokens x dimensions array each (a list).
+        """
         if not inputs:
             return np.zeros((0, 0), dtype=np.float32)
         kind = inputs[0].kind
+        if is_multi(kind):
+            query = base_kind(kind) == QUERY
+            return encode_token_vectors(
+                self.name,
+                token_vector_encoder(self.model),
+                [i.text for i in inputs],
+                task=self.encode_kwargs.get("task"),
+                prompt_name=self.query_prompt_name if query else self.doc_prompt_name,
+                explicit_prompt=self.query_prompt if query else self.doc_prompt,
+                max_length=self._window(self.model),
+            )
         build = self._features
         if build is None:
             return self._encode_texts([i.text for i in inputs], self._prompt(kind))

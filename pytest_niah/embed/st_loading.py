@@ -96,14 +96,26 @@ def quiet_transformers() -> None:
         pass
 
 
+def text_tokenizer(model: Any) -> Any:
+    """The tokenizer of the model's first module, or of its processor (``None`` if neither).
+
+    jina-embeddings-v4's own module holds a processor (its ``.tokenizer`` reads text) and
+    no tokenizer of its own.
+    """
+    first = model[0]
+    tokenizer = getattr(first, "tokenizer", None)
+    if tokenizer is None:
+        tokenizer = getattr(getattr(first, "processor", None), "tokenizer", None)
+    return tokenizer
+
+
 def backend_tokenizer(name: str, model: Any) -> Any:
     """The ``tokenizers.Tokenizer`` inside ``model``: a fast one, with character offsets.
 
     Raises:
         EmbedderError: the model has only a slow (Python) tokenizer.
     """
-    first = model[0]
-    tokenizer = getattr(first, "tokenizer", None)
+    tokenizer = text_tokenizer(model)
     backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
     if backend is None or not hasattr(backend, "encode_batch"):
         raise EmbedderError(

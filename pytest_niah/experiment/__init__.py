@@ -10,6 +10,7 @@ everything that determines it, so an identical re-run loads no model at all.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 import warnings
 from collections.abc import Generator, Iterable
@@ -25,6 +26,7 @@ from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.runner import Encoder, VectorTable
 from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.embed.window_probe import WindowMeasurement
 from pytest_niah.errors import NiahCacheWarning, NiahError
 from pytest_niah.experiment.measuring import Layout, layout_of, measure
 from pytest_niah.experiment.planning import (
@@ -36,6 +38,7 @@ from pytest_niah.experiment.planning import (
     needle_kind,
     plan_in_background,
     plan_inputs,
+    probe_window,
     query_text,
     start_planning,
 )
@@ -46,6 +49,7 @@ from pytest_niah.results.niah_results import NiahResults, package_versions
 from pytest_niah.results.results_schema import RESULTS_SCHEMA_VERSION
 
 CPU_TOKEN_BUDGET = default("token_budget")
+WINDOW_PROBE_VERSION = 1
 GPU_BATCH = 32  # texts of the full window per batch on a GPU (what sentence-transformers uses)
 
 __all__ = [
@@ -144,6 +148,7 @@ class Run:
         inputs: Needle set, corpus and expansions.
         progress: Where progress goes.
         report: Filled in with how the run went.
+        measured: What the window probe found (set by :meth:`plan`).
     """
 
     config: NiahConfig
@@ -152,6 +157,7 @@ class Run:
     inputs: Inputs
     progress: Progress
     report: RunReport
+    measured: WindowMeasurement | None = None
 
     @classmethod
     def prepare(
@@ -172,20 +178,32 @@ class Run:
         return cls(config, cache, embedder, inputs, progress or NoProgress(), report)
 
     def plan(self) -> Planning:
-        """Start planning the run's haystacks (the blocks come as they are built)."""
-        return start_planning(self.config, self.embedder, self.inputs, self.cache.sentence_counts)
+        """Measure what the model reads, then start planning the run's haystacks.
+
+        The blocks come as they are built.
+        """
+        tokens = budget(self.config, self.embedder)
+        measured = probe_window(self.config, self.embedder, self.inputs, self.cache, tokens)
+        self.measured, self.report.probe = measured, dataclasses.replace(measured.stats)
+        return start_planning(
+            self.config, self.embedder, self.inputs, self.cache.sentence_counts, measured
+        )
 
     def embed(self, batches: Iterable[Iterable[ModelInput]]) -> VectorTable:
         """Embed every batch of inputs, through the embedding cache when the policy has one."""
         store = None
         if self.cache.embeddings is not None and not self.embedder.fits_on_documents:
             store = EmbeddingStore(self.cache.embeddings)
+        probe = self.measured
         try:
             encoder = Encoder(
                 self.embedder,
                 store,
                 budget=budget(self.config, self.embedder),
                 batch_size=self.config.batch_size,
+                # One model, one dimension: the probe's vectors count as the run's.
+                dim=probe.dim if probe is not None else None,
+                stats=dataclasses.replace(probe.stats) if probe is not None else None,
             )
             self.report.embedding = encoder.stats  # filled in as the encoder goes
             for batch in batches:
@@ -277,6 +295,7 @@ def results_key(config: NiahConfig, embedder: Embedder, inputs: Inputs) -> str:
     """A hash of everything results depend on: config, model identity, data, versions."""
     identity = {
         "schema": RESULTS_SCHEMA_VERSION,
+        "window_probe": WINDOW_PROBE_VERSION,  # results before the probe are not reused
         "config": config.to_dict(),
         "model": embedder.identity.digest,
         "corpus": inputs.corpus.fingerprint(),

@@ -18,7 +18,7 @@ from pytest_niah.measure.records import EffectiveLength, IntervalRow, MetricRow
 from pytest_niah.measure.scoring import Collected, Scored, score_slice
 from pytest_niah.measure.stats import bootstrap_intervals, effective_length
 from pytest_niah.results.niah_results import NiahResults, package_versions
-from pytest_niah.results.results_schema import ModelInfo
+from pytest_niah.results.results_schema import ModelInfo, WindowProbe
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,10 @@ class Layout:
 def layout_of(planning: Planning, inputs: Inputs, embedder: Embedder) -> Layout:
     """The layout of a fully planned run (read after the model loaded: its final identity)."""
     identity = embedder.identity
+    measured = planning.measured
+    probe = None
+    if measured is not None:
+        probe = WindowProbe(declared=measured.declared, probed=measured.probed, note=measured.note)
     return Layout(
         plan=planning.plan,
         questions=planning.questions,
@@ -77,6 +81,8 @@ def layout_of(planning: Planning, inputs: Inputs, embedder: Embedder) -> Layout:
             max_tokens=planning.window,
             identity=dict(identity.parts),
             tokenizer=planning.tokenizer.identity,
+            measured_window=measured.window if measured is not None else None,
+            window_probe=probe,
         ),
         corpus={
             "name": inputs.corpus.name,
@@ -99,7 +105,7 @@ def measure(
 ) -> NiahResults:
     """Scores, tables and intervals of a planned and embedded run: its results."""
     plan, questions, window = layout.plan, layout.questions, layout.model.max_tokens
-    scored = Scored.of(vectors.matrix, vectors.index)
+    scored = Scored.of(vectors.matrix, vectors.index, vectors.multi)
     collected = Collected()
     for arm in config.arms:
         keys = {g.id: plan.queries[questions[arm, g.id]] for g in groups}

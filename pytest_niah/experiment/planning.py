@@ -19,6 +19,8 @@ from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
+from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.embed.window_probe import WindowMeasurement, measure_window
 from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.haystacks.haystack import Block
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, Plan
@@ -78,7 +80,9 @@ class Planning:
         questions: (arm, group id) -> the question text embedded for it.
         queries: The questions' model inputs.
         blocks: The blocks, not built yet (a generator).
-        window: Document tokens the model reads.
+        window: Document tokens the model reads (the measured window where it is shorter).
+        tokenizer: The haystack tokenizer.
+        measured: What the window probe found (``None``: it did not run).
     """
 
     plan: Plan
@@ -88,32 +92,75 @@ class Planning:
     blocks: Iterator[Block]
     window: int | None
     tokenizer: Any
+    measured: WindowMeasurement | None = None
+
+
+def probe_window(
+    config: NiahConfig,
+    embedder: Embedder,
+    inputs: Inputs,
+    cache: CachePolicy,
+    token_budget: int | None = None,
+) -> WindowMeasurement:
+    """Measure what the model reads (:mod:`~pytest_niah.embed.window_probe`).
+
+    The probe's texts are batched as the run's (``token_budget``: the run's, else the
+    config's) and go through the embedding cache when the policy has one.
+    """
+    store = None
+    if cache.embeddings is not None and not embedder.fits_on_documents:
+        store = EmbeddingStore(cache.embeddings)
+    try:
+        return measure_window(
+            embedder,
+            inputs.corpus,
+            max(config.lengths),
+            store,
+            budget=config.token_budget if token_budget is None else token_budget,
+            batch_size=config.batch_size,
+        )
+    finally:
+        if store is not None:
+            store.close()
 
 
 def start_planning(
-    config: NiahConfig, embedder: Embedder, inputs: Inputs, cache_dir: Path | None
+    config: NiahConfig,
+    embedder: Embedder,
+    inputs: Inputs,
+    cache_dir: Path | None,
+    measured: WindowMeasurement | None = None,
 ) -> Planning:
     """Everything needed to build a run's haystacks and plan their inputs.
 
     It reads the model's tokenizer and window: for a sentence-transformers model that loads
-    the model itself.
+    the model itself. Inputs are cut to the window ``measured`` found where it falls short
+    of the declared one, so a needle past it is unread, as past a declared window.
     """
     tokenizer = embedder.tokenizer
     windows = embedder.windows
-    chunk_tokens = config.chunk_tokens or windows.document or DEFAULT_CHUNK_TOKENS
-    plan = Plan(config.scoring, windows.document, chunk_tokens, keep_text=embedder.reads_text)
+    window = windows.document if measured is None else measured.effective
+    chunk_tokens = config.chunk_tokens or window or DEFAULT_CHUNK_TOKENS
+    plan = Plan(config.scoring, window, chunk_tokens, keep_text=embedder.reads_text)
     builder = HaystackBuilder(inputs.corpus, inputs.needle_set, tokenizer, config.seed, cache_dir)
     groups = inputs.selected.groups
     questions = {
         (arm, g.id): query_text(g, arm, inputs.expansions) for arm in config.arms for g in groups
     }
     texts = list(dict.fromkeys(questions.values()))
-    queries = plan.add_texts(QUERY, texts, tokenizer.encode_batch(texts), windows.query)
+    query_window = windows.query
+    if window is not None and window != windows.document:
+        # The measured window: questions are cut as much shorter as documents are.
+        if windows.query is None or windows.document is None:
+            query_window = min(windows.query or window, window)
+        else:
+            query_window = max(1, windows.query - (windows.document - window))
+    queries = plan.add_texts(QUERY, texts, tokenizer.encode_batch(texts), query_window)
     kinds = tuple(dict.fromkeys(needle_kind(arm) for arm in config.arms))
     blocks = builder.blocks(
         groups, config.lengths, config.positions, kinds, config.orders, config.controls
     )
-    return Planning(plan, builder, questions, queries, blocks, windows.document, tokenizer)
+    return Planning(plan, builder, questions, queries, blocks, window, tokenizer, measured)
 
 
 def block_inputs(planning: Planning, block: Block) -> list[ModelInput]:
@@ -135,11 +182,16 @@ def plan_inputs(
     inputs: Inputs | None = None,
     cache_dir: str | Path | None = None,
 ) -> tuple[Plan, list[ModelInput]]:
-    """Build every haystack and plan every model input of ``config``, embedding nothing."""
+    """Build every haystack and plan every model input of ``config``.
+
+    Nothing of the grid is embedded; the window probe's few texts are (through the cache
+    under ``cache_dir``), so the plan cuts inputs where the run's would.
+    """
     cache = CachePolicy.resolve(cache_dir)
     inputs = inputs or load_inputs(config, cache_dir=cache.books)
     embedder = embedder or load_embedder(config, memo_dir=cache.model_hashes)
-    planning = start_planning(config, embedder, inputs, cache.sentence_counts)
+    measured = probe_window(config, embedder, inputs, cache)
+    planning = start_planning(config, embedder, inputs, cache.sentence_counts, measured)
     out = list(planning.queries)
     for block in planning.blocks:
         out.extend(block_inputs(planning, block))

@@ -18,7 +18,8 @@ class RunReport:
     Attributes:
         reused: The results came from the results cache (no model was loaded).
         cached_results: That cache file.
-        embedding: What the embedding phase did.
+        embedding: What the embedding phase did (the window probe's texts included).
+        probe: What measuring the model's window embedded and read from the cache.
         notes: What pytest-niah decided for the user (presets applied, fallbacks).
         seconds: Where the time went: ``build`` (haystacks, tokenizing; on a worker thread,
             beside the model), ``encode`` (inside the model), ``measure`` (scores, tables,
@@ -30,6 +31,7 @@ class RunReport:
     reused: bool = False
     cached_results: Path | None = None
     embedding: EmbeddingStats = field(default_factory=EmbeddingStats)
+    probe: EmbeddingStats = field(default_factory=EmbeddingStats)
     notes: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     cache: Path | None = None
@@ -58,10 +60,12 @@ class RunReport:
 
         known = {f.name for f in fields(EmbeddingStats)}
         stats = {k: v for k, v in (data.get("embedding") or {}).items() if k in known}
+        probe = {k: v for k, v in (data.get("probe") or {}).items() if k in known}
         return cls(
             reused=bool(data.get("reused", False)),
             cached_results=path("cached_results"),
             embedding=EmbeddingStats(**stats),
+            probe=EmbeddingStats(**probe),
             notes=[str(note) for note in data.get("notes") or []],
             seconds={str(k): float(v) for k, v in (data.get("seconds") or {}).items()},
             cache=path("cache"),

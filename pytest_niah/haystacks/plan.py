@@ -6,6 +6,10 @@ when the needle lies past a short window) are one input, embedded once, and scor
 alike, whether their vectors come from this run or from the cache. Each haystack records the
 keys of its pieces per scoring (itself, or its chunks), and whether the model can tell it
 from its own control at all (``unread``): then it cannot, by construction.
+
+The ``maxsim`` scoring reads the model's token vectors (multi-vector output) instead of one
+vector per text: its inputs are of the kinds :func:`multi_kind` names (``query-multi``,
+``document-multi``), so their keys differ from those of the same tokens read as one vector.
 """
 
 from __future__ import annotations
@@ -18,12 +22,29 @@ from typing import Any
 
 import numpy as np
 
+from pytest_niah.config.vocabulary import MAXSIM, WHOLE_HAYSTACK
 from pytest_niah.haystacks.chunking import chunk_bounds
 from pytest_niah.haystacks.haystack import Block, Haystack
 from pytest_niah.haystacks.tokens import Encoded
 
 QUERY = "query"
 DOCUMENT = "document"
+MULTI = "-multi"  # the suffix of the kinds read as token vectors (--niah-scoring=maxsim)
+
+
+def multi_kind(kind: str) -> str:
+    """The kind of ``kind``'s inputs read as token vectors: ``document`` -> ``document-multi``."""
+    return kind + MULTI
+
+
+def is_multi(kind: str) -> bool:
+    """Whether inputs of ``kind`` are read as token vectors (one vector per token)."""
+    return kind.endswith(MULTI)
+
+
+def base_kind(kind: str) -> str:
+    """``query`` or ``document``: which prompt an input of ``kind`` is read with."""
+    return kind.removesuffix(MULTI)
 
 
 @dataclass(frozen=True)
@@ -104,6 +125,8 @@ class Plan:
         self.queries: dict[str, str] = {}  # query text -> input key
         self.tokens: dict[str, int] = {}  # input key -> tokens the model reads
         self.placements: list[tuple[str, int, int, str]] = []  # group, length, needle tokens, gaps
+        # Question and needle keys -> the keys of the same tokens read as token vectors.
+        self.multi: dict[str, str] = {}
 
     def add_block(self, block: Block) -> list[ModelInput]:
         """Plan one block; return its inputs not planned before."""
@@ -114,10 +137,10 @@ class Plan:
             pieces: dict[str, tuple[str, ...]] = {}
             within: dict[str, int] = {}
             for scoring in self.scorings:
-                if scoring == "whole":
-                    inputs = [
-                        make_input(DOCUMENT, encoding, haystack.text, self.window, self.keep_text)
-                    ]
+                if scoring in WHOLE_HAYSTACK:
+                    kind = DOCUMENT if scoring == "whole" else multi_kind(DOCUMENT)
+                    keep = self.keep_text or is_multi(kind)  # token vectors are read from text
+                    inputs = [make_input(kind, encoding, haystack.text, self.window, keep)]
                 else:
                     inputs, inside = self._chunks(haystack, encoding)
                     if inside is not None:
@@ -130,15 +153,21 @@ class Plan:
     def add_texts(
         self, kind: str, texts: Iterable[str], encodings: Sequence[Encoded], window: int | None
     ) -> list[ModelInput]:
-        """Plan needles (``document``) or questions (``query``) embedded on their own."""
+        """Plan needles (``document``) or questions (``query``) embedded on their own.
+
+        With ``maxsim`` among the scorings each is also planned as token vectors
+        (:attr:`multi` maps its key to theirs).
+        """
         fresh: list[ModelInput] = []
         index = self.needles if kind == DOCUMENT else self.queries
         for text, encoding in zip(texts, encodings, strict=True):
             if text in index:
                 continue
-            index[text] = self._keep(
-                make_input(kind, encoding, text, window, self.keep_text), fresh
-            )
+            key = self._keep(make_input(kind, encoding, text, window, self.keep_text), fresh)
+            index[text] = key
+            if MAXSIM in self.scorings:
+                multi = make_input(multi_kind(kind), encoding, text, window, True)
+                self.multi[key] = self._keep(multi, fresh)
         return fresh
 
     def _keep(self, item: ModelInput, fresh: list[ModelInput]) -> str:
@@ -182,6 +211,7 @@ class Plan:
             "queries": self.queries,
             "tokens": self.tokens,
             "placements": [list(p) for p in self.placements],
+            "multi": self.multi,
         }
 
     @classmethod
@@ -200,6 +230,7 @@ class Plan:
         plan.queries = dict(data["queries"])
         plan.tokens = {k: int(v) for k, v in data["tokens"].items()}
         plan.placements = [(g, int(n), int(t), b) for g, n, t, b in data["placements"]]
+        plan.multi = dict(data.get("multi", {}))
         return plan
 
     def unread(

@@ -3,6 +3,11 @@
 For each (arm, scoring, length) one score matrix holds each selected question against the
 controls of every group (its negatives) and the arm's needle haystacks. Cases, negatives
 and the retrieval view all read that matrix.
+
+``maxsim`` scores token vectors (a multi-vector model's output) by late interaction: each of
+the question's token vectors takes its best cosine among the haystack's token vectors, and
+the score is their mean (MeanMaxSim: ColBERT's MaxSim divided by the question's tokens, so it
+lies in -1..1 like a cosine, whatever the question's length).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from pytest_niah.config.vocabulary import MAXSIM
 from pytest_niah.haystacks.grid import case_id
 from pytest_niah.haystacks.plan import Plan, PlannedHaystack
 from pytest_niah.inputs.needles import NeedleGroup
@@ -32,16 +38,27 @@ class Scored:
         matrix: One row per input key (a dense ndarray, or scipy sparse for TF-IDF).
         bad: True where the embedding was non-finite, or a zero dense vector.
         index: Input key -> row.
+        multi: Token vectors (``maxsim``): input key -> unit rows, ``None`` where unusable.
     """
 
     matrix: Any
     bad: np.ndarray
     index: Mapping[str, int]
+    multi: Mapping[str, np.ndarray | None] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, matrix: Any, index: Mapping[str, int]) -> Scored:
+    def of(
+        cls,
+        matrix: Any,
+        index: Mapping[str, int],
+        multi: Mapping[str, np.ndarray] | None = None,
+    ) -> Scored:
         """Normalize rows; flag the unusable ones (they score NaN)."""
         import scipy.sparse as sp
+
+        if multi:
+            scored = cls.of(matrix, index)
+            return cls(scored.matrix, scored.bad, index, {k: _unit(v) for k, v in multi.items()})
 
         if sp.issparse(matrix):
             # Sparse rows are lexical: an empty row (no known word) honestly scores 0.
@@ -78,6 +95,8 @@ class Scored:
     def _scores(
         self, queries: Sequence[str], pieces: Sequence[Sequence[str]], scoring: str
     ) -> np.ndarray:
+        if scoring == MAXSIM:
+            return self._maxsim(queries, pieces)
         flat = [k for keys in pieces for k in keys]
         starts = np.cumsum([0] + [len(keys) for keys in pieces[:-1]])
         q_rows = self.rows(queries)
@@ -94,6 +113,38 @@ class Scored:
         out[:, np.logical_or.reduceat(self.bad[d_rows], starts)] = np.nan
         out[self.bad[q_rows], :] = np.nan
         return out
+
+    def _maxsim(self, queries: Sequence[str], pieces: Sequence[Sequence[str]]) -> np.ndarray:
+        """Mean over each question's token vectors of their best cosine in each haystack."""
+        out = np.full((len(queries), len(pieces)), np.nan)
+        parts = {i: self.multi[k] for i, k in enumerate(queries)}
+        usable = {i: p for i, p in parts.items() if p is not None}
+        if not usable:
+            return out
+        rows = list(usable)
+        tokens = np.concatenate(list(usable.values()))
+        sizes = np.array([len(p) for p in usable.values()])
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        for j, keys in enumerate(pieces):
+            docs = [self.multi[k] for k in keys]
+            found = [d for d in docs if d is not None]
+            if len(found) < len(docs):
+                continue  # an unusable haystack scores NaN
+            best = (tokens @ np.concatenate(found).T).max(axis=1).astype(float)
+            out[rows, j] = np.add.reduceat(best, starts) / sizes
+        return out
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray | None:
+    """Token vectors scaled to unit length, or ``None`` when any is non-finite or zero."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    if rows.ndim != 2 or not len(rows) or not np.isfinite(rows).all():
+        return None
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    if not (norms > 0).all():
+        return None
+    unit: np.ndarray = rows / norms
+    return unit
 
 
 @dataclass
@@ -140,11 +191,13 @@ def score_slice(
     control_index = {p.haystack.id: i for i, p in enumerate(controls)}
     by_id = {p.haystack.id: p for p in controls}
     q_keys = [queries[g.id] for g in groups]
+    if scoring == MAXSIM:  # the same questions, read as token vectors
+        q_keys = [plan.multi[k] for k in q_keys]
     # One matrix for the slice: a case and its control are scored side by side.
     matrix = scored.scores(q_keys, [p.pieces[scoring] for p in (*controls, *needles)], scoring)
     negatives, needle_matrix = matrix[:, : len(controls)], matrix[:, len(controls) :]
     column = {p.haystack.id: j for j, p in enumerate(needles)}
-    needle_scores = _by_needle(scored, q_keys, plan)
+    needle_scores = _by_needle(scored, q_keys, plan, scoring)
     control_ids = tuple(p.haystack.id for p in controls)
     ranked, relevant = [], []
     for g, group in enumerate(groups):
@@ -180,12 +233,18 @@ def score_slice(
         )
 
 
-def _by_needle(scored: Scored, q_keys: Sequence[str], plan: Plan) -> list[dict[str, float]]:
-    """cos(question, needle alone) for every needle text, per question."""
+def _by_needle(
+    scored: Scored, q_keys: Sequence[str], plan: Plan, scoring: str
+) -> list[dict[str, float]]:
+    """cos(question, needle alone) for every needle text, per question (maxsim's for maxsim)."""
     texts = list(plan.needles)
     if not texts:
         return [{} for _ in q_keys]
-    matrix = scored.scores(q_keys, [[plan.needles[t]] for t in texts], "whole")
+    if scoring == MAXSIM:
+        needles = [[plan.multi[plan.needles[t]]] for t in texts]
+        matrix = scored.scores(q_keys, needles, MAXSIM)
+    else:
+        matrix = scored.scores(q_keys, [[plan.needles[t]] for t in texts], "whole")
     return [dict(zip(texts, row.tolist(), strict=True)) for row in matrix]
 
 

@@ -16,6 +16,7 @@ from pytest_niah.config import paths
 from pytest_niah.config.gate_expressions import Thresholds
 from pytest_niah.config.niah import ModelSpec, NiahConfig
 from pytest_niah.config.options import OPTIONS, Option, resolve
+from pytest_niah.config.vocabulary import MAXSIM
 from pytest_niah.errors import ConfigError, NiahError, OutputError, SetupError
 from pytest_niah.plugin.session import NiahSession
 
@@ -89,7 +90,7 @@ def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
             usage error.
     """
     from pytest_niah.embed.model_options import check_model_options
-    from pytest_niah.embed.models import check_model_name
+    from pytest_niah.embed.models import check_model_name, check_token_vectors
     from pytest_niah.embed.remote_address import is_remote
 
     values = option_values(config)
@@ -110,6 +111,9 @@ def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
             )
         with problems:  # keys a model would ignore, or that cannot work, before any load
             check_model_options(spec.name, values["model_kwargs"], values["encode_kwargs"])
+        if MAXSIM in values["scoring"]:
+            with problems:
+                check_token_vectors(spec.name)
     if values["tokenizer"] and not any(is_remote(spec.name) for spec in specs):
         problems.add(
             ConfigError(
@@ -326,6 +330,13 @@ def _check_sharding(session: NiahSession, values: dict[str, Any], problems: Prob
                     f"--niah-shard jobs embed and write a part file only; {', '.join(others)} "
                     "belongs to the gate job",
                     "give those options to the gate job (--niah-from-shards=DIR) instead",
+                )
+            )
+        if MAXSIM in values["scoring"]:
+            problems.add(
+                ConfigError(
+                    "--niah-scoring=maxsim cannot be sharded: part files hold one vector per text",
+                    "run maxsim without --niah-shard, or shard the other scorings",
                 )
             )
     elif session.shard_dir:

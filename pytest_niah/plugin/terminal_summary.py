@@ -10,6 +10,7 @@ from pytest_niah.measure.gates import Gate
 from pytest_niah.measure.records import MetricRow
 from pytest_niah.measure.verdicts import worst_outcome
 from pytest_niah.plugin.session import NiahSession
+from pytest_niah.report.measured_window import window_note
 from pytest_niah.report.terminal_tables import comparison_table, length_table, notes, title
 from pytest_niah.results.niah_results import NiahResults
 
@@ -43,12 +44,16 @@ def summary_lines(session: NiahSession, label: str, results: NiahResults) -> lis
         )
         lines.extend(notes(results, arm, scoring))
         lines.extend(details)
+    measured = window_note(results.model)
+    if measured is not None:
+        lines.append(f"note: {measured}")
     report = session.run_report(label)
     if report is not None:
         lines.extend(_run_lines(report))
     comparison = session.comparison(label)
     if comparison is not None:
-        lines.append(f"{label} versus {session.baseline_source(label)}:")
+        windows = f" ({comparison.windows})" if comparison.windows else ""
+        lines.append(f"{label} versus {session.baseline_source(label)}{windows}:")
         lines.extend("  " + line for line in comparison_table(comparison, session.compare_fail))
     return lines
 

@@ -43,8 +43,13 @@ class ReportComparison:
 
     @property
     def title(self) -> str:
-        """``LABEL versus BASELINE`` (plain text: escape it for the format)."""
-        return f"{self.label} versus {self.baseline}" if self.baseline else self.label
+        """``LABEL versus BASELINE`` (plain text: escape it for the format).
+
+        Where the two runs measured different windows, the title says so in parentheses.
+        """
+        title = f"{self.label} versus {self.baseline}" if self.baseline else self.label
+        windows = self.comparison.windows
+        return f"{title} ({windows})" if windows else title
 
     def cells(self) -> tuple[list[str], list[list[str]]]:
         """The table: the terminal comparison table's header and rows."""

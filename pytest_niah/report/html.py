@@ -10,6 +10,7 @@ from pytest_niah.display import fmt
 from pytest_niah.report.comparison import ReportComparison
 from pytest_niah.report.escape import html_text as escape
 from pytest_niah.report.markdown_and_csv import length_cells
+from pytest_niah.report.measured_window import measured_suffix
 from pytest_niah.report.terminal_tables import (
     COMPARISON_HEADER,
     COMPARISON_TEXT_COLUMNS,
@@ -203,7 +204,7 @@ def _runs_section(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
     fields: list[tuple[str, Callable[[NiahResults], str]]] = [
         ("model", lambda r: r.model.name),
         ("fingerprint", lambda r: r.model.fingerprint[:12]),
-        ("window", window_text),
+        ("window", lambda r: window_text(r) + measured_suffix(r.model)),
         ("corpus", lambda r: str(r.corpus.get("name", r.config.corpus))),
         ("needles", lambda r: str(r.needle_set.get("name", r.config.needles))),
         ("groups", lambda r: ", ".join(r.config.groups) or "all"),

@@ -18,6 +18,7 @@ from pytest_niah.report.headline import (
     shown_path,
     worst,
 )
+from pytest_niah.report.measured_window import measured_suffix, window_note
 from pytest_niah.report.terminal_tables import (
     COMPARISON_TEXT_COLUMNS,
     effective_length_text,
@@ -143,9 +144,14 @@ def comparison_markdown(comparison: ReportComparison, level: int = 2) -> list[st
 
 
 def shown_title(comparison: ReportComparison) -> str:
-    """``LABEL versus BASELINE``, the baseline's path relative to the current folder."""
+    """``LABEL versus BASELINE``, the baseline's path relative to the current folder.
+
+    Where the two runs measured different windows, the title says so in parentheses.
+    """
     baseline = shown_path(comparison.baseline)
-    return f"{comparison.label} versus {baseline}" if baseline else comparison.label
+    title = f"{comparison.label} versus {baseline}" if baseline else comparison.label
+    windows = comparison.comparison.windows
+    return f"{title} ({windows})" if windows else title
 
 
 def gated_cells(
@@ -214,11 +220,14 @@ def _model_section(
         f"## {md_text(label)}",
         "",
         f"Model {md_text(shown_path(results.model.name))} (fingerprint "
-        f"{md_text(results.model.fingerprint[:12])}), {window_text(results)}; seed "
-        f"{config.seed}, {config.positions} positions, orders "
-        f"{md_text(', '.join(config.orders))}.",
+        f"{md_text(results.model.fingerprint[:12])}), {window_text(results)}"
+        f"{measured_suffix(results.model)}; seed {config.seed}, {config.positions} positions, "
+        f"orders {md_text(', '.join(config.orders))}.",
         "",
     ]
+    measured = window_note(results.model)
+    if measured is not None:
+        lines += [f"Note: {md_text(measured)}.", ""]
     if gates:
         header, body = gated_cells(results, gates)
         if body:

@@ -174,12 +174,19 @@ def effective_length_text(effective: EffectiveLength | None, window: int | None 
 
 
 def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") -> str:
-    """One line naming the model, arm, scoring, the model's window and the effective length."""
+    """One line naming the model, arm, scoring, the model's window and the effective length.
+
+    The window says how it is known: ``reads 200 tokens (measured)`` where the probe
+    measured it (:func:`~pytest_niah.report.measured_window.measured_suffix`).
+    """
+    from pytest_niah.report.measured_window import measured_suffix
+
     name = "" if results.model.name == label else f" ({results.model.name})"
     window = results.model.max_tokens if scoring == "whole" else None
     effective = effective_length_text(results.effective_length(arm, scoring), window)
     eff = f", effective length {effective}" if effective else ""
-    return f"{label}{name}, arm {arm}, scoring {scoring}: {window_text(results)}{eff}"
+    reads = window_text(results) + measured_suffix(results.model)
+    return f"{label}{name}, arm {arm}, scoring {scoring}: {reads}{eff}"
 
 
 def notes(results: NiahResults, arm: str, scoring: str) -> list[str]:

@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Any
 
 from pytest_niah.config.gate_expressions import Allowance
+from pytest_niah.config.vocabulary import WHOLE_HAYSTACK
 from pytest_niah.errors import CompareError
 from pytest_niah.measure.gates import unpaired_verdict
 from pytest_niah.measure.metric_tables import NegativeKey, negatives_by_key, question_scores
@@ -36,6 +37,7 @@ from pytest_niah.measure.stats import Interval, paired_bootstrap_delta
 from pytest_niah.measure.verdicts import Verdict, compare_verdict
 from pytest_niah.results.compatibility import Difference, check_comparable
 from pytest_niah.results.niah_results import NiahResults
+from pytest_niah.results.results_schema import ModelInfo
 
 _Slice = tuple[str, str, int]  # (arm, scoring, length)
 _CellKey = tuple[str, str, str, str, int, int, Fraction]
@@ -102,6 +104,8 @@ class Comparison:
         unpaired_baseline: Cases of the baseline that the current run lacks.
         allowed: The differences the user accepted.
         run_cells: The current run's cases per (arm, scoring, length), paired or not.
+        windows: Where the two runs measured different windows, a phrase saying so (the
+            comparison's headline shows it); else empty.
     """
 
     deltas: tuple[Delta, ...]
@@ -110,6 +114,7 @@ class Comparison:
     unpaired_baseline: int
     allowed: tuple[Difference, ...] = ()
     run_cells: dict[_Slice, int] = field(default_factory=dict)
+    windows: str = ""
 
     def delta(self, arm: str, length: int, metric: str, scoring: str = "whole") -> Delta | None:
         """The delta of one metric at one length, or ``None`` when not compared."""
@@ -162,6 +167,7 @@ class Comparison:
             "unpaired_current": self.unpaired_current,
             "unpaired_baseline": self.unpaired_baseline,
             "allowed": [asdict(d) for d in self.allowed],
+            "windows": self.windows,
         }
 
 
@@ -218,6 +224,32 @@ def compare_results(
         unpaired_baseline=len(base_cells) - total,
         allowed=tuple(allowed),
         run_cells=dict(run_cells),
+        windows=window_change(current.model, baseline.model),
+    )
+
+
+def window_change(current: ModelInfo, baseline: ModelInfo) -> str:
+    """A phrase where both runs measured their model's window and found different ones.
+
+    Empty where they agree, or where either was not measured (results from before the
+    probe): a server that cut inputs in one run and not the other explains a change in
+    every metric past the shorter window.
+    """
+    if current.window_probe is None or baseline.window_probe is None:
+        return ""
+    a, b = current.measured_window, baseline.measured_window
+    if a == b or current.window_probe.probed == 0 or baseline.window_probe.probed == 0:
+        return ""
+
+    def reads(model: ModelInfo) -> str:
+        probe = model.window_probe
+        if model.measured_window is not None:
+            return f"{model.measured_window:,} tokens"
+        return f"every token of {probe.probed:,}" if probe is not None else "?"
+
+    return (
+        f"the two runs measured different windows: this run's model reads {reads(current)}, "
+        f"the baseline's {reads(baseline)}"
     )
 
 
@@ -266,7 +298,7 @@ def _coverage(
     """Why this length cannot show a difference in what the two models read, or ""."""
     _, scoring, length = where
     a, b = current.model.max_tokens, baseline.model.max_tokens
-    if a == b or scoring != "whole":
+    if a == b or scoring not in WHOLE_HAYSTACK:
         return ""
     low = min(w for w in (a, b) if w is not None)
     high = length if a is None or b is None else min(max(a, b), length)

@@ -17,7 +17,7 @@ from enum import Enum
 from typing import Any
 
 from pytest_niah.config.niah import NiahConfig
-from pytest_niah.config.vocabulary import COMPARED
+from pytest_niah.config.vocabulary import COMPARED, WHOLE_HAYSTACK
 from pytest_niah.errors import CompareError
 from pytest_niah.results.niah_results import NiahResults
 
@@ -66,7 +66,7 @@ class Measured:
 
 
 def _effective_chunk(m: Measured) -> Any:
-    if all(s == "whole" for s in m.config.scoring):
+    if all(s in WHOLE_HAYSTACK for s in m.config.scoring):
         return None
     return m.config.chunk_tokens or m.window
 

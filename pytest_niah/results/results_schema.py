@@ -56,15 +56,36 @@ def _finite(value: Any, where: str = "") -> Any:
 JsonObject = Annotated[dict[str, Any], AfterValidator(_finite)]
 
 
+class WindowProbe(BaseModel):
+    """How the model's window was measured before the grid (see ``embed.window_probe``).
+
+    Attributes:
+        declared: Document tokens the model says it reads (``null``: every token).
+        probed: Tokens of each probe text (0: nothing was probed).
+        note: What was found, or why nothing could be, in plain words.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    declared: int | None
+    probed: int
+    note: str
+
+
 class ModelInfo(BaseModel):
     """Which model produced the scores, and everything that changes its embeddings.
 
     Attributes:
         name: The model as given (hub name, path, alias).
         fingerprint: The identity's digest: the key of its embeddings.
-        max_tokens: Document tokens the model reads (``null``: all).
+        max_tokens: Document tokens the run let the model read (``null``: all): the declared
+            window, or the measured one where it falls short of it by more than a few tokens.
         identity: The identity's parts (source files or revision, settings, versions).
         tokenizer: The tokenizer's identity (haystacks are built in its tokens).
+        measured_window: Document tokens the model was seen to read (special tokens and
+            prompt aside); ``null``: not measured, or no limit within the probe
+            (``window_probe.note`` says which).
+        window_probe: How it was measured; ``null``: results from before the measurement.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -74,6 +95,8 @@ class ModelInfo(BaseModel):
     max_tokens: int | None
     identity: JsonObject = {}
     tokenizer: str = ""
+    measured_window: int | None = None
+    window_probe: WindowProbe | None = None
 
 
 def _version(found: int, expected: int, what: str) -> int:

@@ -50,3 +50,15 @@ def test_arms_that_insert_the_same_needles_share_haystacks():
     assert expanded.haystacks == one.haystacks and expanded.cases == 3 * one.cases
     both = grid_size(NiahConfig(model="m", arms="onehop,literal"), 5)
     assert both.tokens > one.tokens
+
+
+def test_maxsim_counts_a_token_vector_per_haystack_token():
+    """v4's token vectors over the grid extended to 32K are far larger than usual in memory."""
+    from pytest_niah.config.grid_size import BYTES_PER_TOKEN_VECTOR
+
+    whole = grid_size(NiahConfig(model="m", lengths="128..32768"), 28)
+    both = grid_size(NiahConfig(model="m", lengths="128..32768", scoring="whole,maxsim"), 28)
+    assert both.tokens == whole.tokens and both.cases == 2 * whole.cases
+    assert both.memory_bytes - whole.memory_bytes >= whole.tokens * BYTES_PER_TOKEN_VECTOR
+    assert not whole.is_large and both.is_large  # about 38 GiB: said before it starts
+    assert "GiB of memory" in (both.warning() or "")

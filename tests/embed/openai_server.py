@@ -60,6 +60,8 @@ class Faults:
         redirect_posts: Send every embeddings request there (307, the same path).
         refuse_body: With ``refuse``, answer with this body instead (e.g. the key echoed in
             another form).
+        window: Read only the first N tokens of each text, saying nothing (a gateway or
+            vLLM's ``truncate_prompt_tokens`` cutting inputs silently).
     """
 
     rate_limit: int = 0
@@ -80,6 +82,7 @@ class Faults:
     redirect: str | None = None
     redirect_posts: str | None = None
     refuse_body: bytes | None = None
+    window: int | None = None
 
 
 @dataclass
@@ -159,11 +162,20 @@ class EmbeddingServer:
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """The model's vectors (one request at a time through the model)."""
+        if self.faults.window is not None:
+            texts = [self.cut(text, self.faults.window) for text in texts]
         with self.encode_lock:
             rows = self.model.encode(
                 texts, batch_size=max(len(texts), 1), convert_to_numpy=True, show_progress_bar=False
             )
         return [[float(x) for x in row] for row in rows]
+
+    def cut(self, text: str, tokens: int) -> str:
+        """``text`` up to its first ``tokens`` tokens (the served model's own tokenizer)."""
+        spans = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)[
+            "offset_mapping"
+        ]
+        return text if len(spans) <= tokens else text[: spans[tokens - 1][1]]
 
 
 def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:

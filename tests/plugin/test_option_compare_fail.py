@@ -283,7 +283,13 @@ def test_a_shorter_window_fails_the_minilm_gates(niah, tmp_path, monkeypatch):
             "counts one half in ratio and AUC"
         ]
     )
-    current.stdout.fnmatch_lines(["m versus *base.json.gz:"])
+    # Both runs measured their window before the grid: the headline says they differ.
+    current.stdout.fnmatch_lines(
+        [
+            "m versus *base.json.gz (the two runs measured different windows: this run's model "
+            "reads 30 tokens, the baseline's 254 tokens):"
+        ]
+    )
     rows = [line.split() for line in current.outlines if line.startswith("  onehop  whole  ")]
     auc = {int(r[2]): (r[3], r[-1]) for r in rows if r[4] == "AUC" and r[5][0].isdigit()}
     assert auc == {128: ("72", "regressed"), 256: ("72", "regressed")}

@@ -40,3 +40,18 @@ def test_out_of_range_length_is_a_usage_error(niah, value):
     result = niah.run("--collect-only", f"--niah-lengths={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--niah-lengths*out of range*16..1,000,000 tokens*"])
+
+
+def test_a_doubling_range_extends_the_grid_past_8k(niah):
+    result = niah.run("--collect-only", "-q", "--niah-lengths=128..32768")
+    lengths = {i.rsplit("-", 2)[1] for i in niah.ids(result) if not i.startswith("gate-")}
+    assert lengths == {f"L{128 * 2**k}" for k in range(9)}  # L128 ... L32768
+    assert "gate-literal-L32768" in niah.ids(result)
+
+
+def test_a_range_the_doubling_never_ends_on_is_a_usage_error(niah):
+    result = niah.run("--collect-only", "--niah-lengths=128..30000")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--niah-lengths*doubling from 128 never reaches 30,000*'128..16384' or '128..32768'*"]
+    )
