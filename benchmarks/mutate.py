@@ -39,23 +39,30 @@ ROOT = Path(__file__).resolve().parents[1]
 # Module (under pytest_niah/) -> the fast tests that own its rules.
 TARGETS: dict[str, list[str]] = {
     "measure/verdicts.py": ["tests/measure/test_verdicts.py", "tests/measure/test_gates.py"],
-    "measure/gates.py": ["tests/measure/test_gates.py", "tests/measure/test_verdicts.py"],
+    "measure/gates.py": [
+        "tests/measure/test_gates.py",
+        "tests/measure/test_verdicts.py",
+        "tests/measure/test_gate_records.py",
+    ],
     "measure/metrics.py": ["tests/measure/test_metrics.py"],
-    "measure/stats.py": ["tests/measure/test_stats.py"],
+    "measure/stats.py": ["tests/measure/test_stats.py", "tests/measure/test_stats_edges.py"],
     "measure/scoring.py": [
+        "tests/measure/test_scoring_rules.py",
         "tests/measure/test_truncation.py",
         "tests/measure/test_retrieval.py",
         "tests/measure/test_tables.py",
         "tests/measure/test_metrics.py",
     ],
-    "results/compare.py": ["tests/results/test_compare.py"],
-    "embed/identity.py": ["tests/embed/test_identity.py"],
+    "results/compare.py": ["tests/results/test_compare.py", "tests/results/test_compare_edges.py"],
+    "embed/identity.py": ["tests/embed/test_identity.py", "tests/embed/test_identity_edges.py"],
     "results/storage.py": [
+        "tests/results/test_storage_edges.py",
         "tests/results/test_storage.py",
         "tests/results/test_storage_files.py",
         "tests/results/test_run_history.py",
     ],
     "results/run_file.py": [
+        "tests/results/test_storage_edges.py",
         "tests/results/test_run_history.py",
         "tests/results/test_storage_compression.py",
         "tests/results/test_storage.py",
