@@ -108,6 +108,7 @@ def test_results_key_keeps_its_canonical_form(monkeypatch: pytest.MonkeyPatch) -
         "needles": "4e" * 32,
         "expansions": None,
         "versions": {"torch": "2.13.0", "ë": "1"},
+        "window_probe": experiment.WINDOW_PROBE_VERSION,
     }
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
     key = experiment.results_key(config, embedder, inputs)  # type: ignore[arg-type]

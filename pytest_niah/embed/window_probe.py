@@ -27,6 +27,7 @@ import numpy as np
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.runner import EmbeddingStats, Encoder
 from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.errors import ModelError
 from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, make_input
 from pytest_niah.haystacks.tokens import Tokenizer, token_counts
 from pytest_niah.inputs.books import Corpus
@@ -137,8 +138,11 @@ def _found(declared: int | None, window: int) -> str:
     return f"reads {window:,} tokens (it declares {declared:,})"
 
 
-class _Unmeasurable(Exception):
-    """The probe cannot say what the model reads (the message says why)."""
+class _Unmeasurable(ModelError):
+    """Raised inside the probe when it cannot say what the model reads (the message says why).
+
+    The probe catches it and records the run's window as not measured.
+    """
 
 
 def _bisect(texts: ProbeTexts, encoder: Encoder, *, keep_text: bool) -> int | None:
