@@ -71,6 +71,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/config/test_cache_policy.py",
         "tests/plugin/test_session_settings.py",
     ],
+    "embed/window_probe.py": ["tests/embed/test_window_probe.py"],
 }
 
 SWAPS_COMPARE: dict[type[ast.cmpop], list[type[ast.cmpop]]] = {
