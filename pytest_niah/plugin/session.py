@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pytest_niah.experiment.run_report import RunReport
     from pytest_niah.measure.gates import Gate
     from pytest_niah.measure.records import MetricRow
+    from pytest_niah.plugin.baselines import Baselines
     from pytest_niah.progress import Progress
     from pytest_niah.results.compare import Comparison
     from pytest_niah.results.niah_results import NiahResults
@@ -77,6 +78,7 @@ class NiahSession:
     report: str = default("report")
     snapshot: bool = default("snapshot")
     snapshot_digits: int = default("snapshot_digits")
+    speed: bool = default("speed")
     shard: tuple[int, int] | None = default("shard")
     shard_dir: str = default("shard_dir")
     from_shards: str = default("from_shards")
@@ -90,9 +92,7 @@ class NiahSession:
     written: list[Path] = field(default_factory=list)
     output_errors: list[str] = field(default_factory=list)
     stopped: str = ""
-    _baseline_paths: dict[str, Path] = field(default_factory=dict, repr=False)
-    _baselines: dict[str, NiahResults] = field(default_factory=dict, repr=False)
-    _comparisons: dict[str, Comparison] = field(default_factory=dict, repr=False)
+    _baselines: Baselines | None = field(default=None, repr=False)
     _needle_sets: dict[str, NeedleSet] = field(default_factory=dict, repr=False)
     _embedders: dict[str, Embedder] = field(default_factory=dict, repr=False)
     _inputs: dict[str, Inputs] = field(default_factory=dict, repr=False)
@@ -305,56 +305,32 @@ class NiahSession:
             return self._results[label]
         return None
 
-    # -- baselines and comparisons ------------------------------------------------------------
+    # -- baselines and comparisons (plugin/baselines.py) -----------------------------------------
+
+    @property
+    def baselines(self) -> Baselines:
+        """The runs ``--niah-compare`` names, created on first use from the settings."""
+        if self._baselines is None:
+            from pytest_niah.plugin.baselines import Baselines
+
+            self._baselines = Baselines(self.store_dir, allow=self.compare_allow)
+        return self._baselines
 
     def resolve_baselines(self, ref: str) -> None:
         """Find the run ``--niah-compare`` names for every model (fails early if missing)."""
-        from pytest_niah.results.storage import resolve_run
-
-        # Resolved before this session saves anything, so "previous" is never this run and
-        # needs no time limit: one saved a moment ago counts.
-        for label in self.labels:
-            self._baseline_paths[label] = resolve_run(ref, store=self.store_dir, label=label)
+        self.baselines.resolve(ref, self.labels)
 
     def baseline_source(self, label: str) -> str:
         """The baseline file of one model, for messages."""
-        return str(self._baseline_paths.get(label, ""))
+        return self.baselines.source(label)
 
     def baseline(self, label: str) -> NiahResults | None:
         """The baseline results of one model, if ``--niah-compare`` was given."""
-        if label not in self._baseline_paths:
-            return None
-        if label not in self._baselines:
-            from pytest_niah.results.storage import load_run
-
-            self._baselines[label] = load_run(self._baseline_paths[label])[1]
-        return self._baselines[label]
+        return self.baselines.baseline(label)
 
     def comparison(self, label: str) -> Comparison | None:
-        """This run of one model against its baseline, paired on identical cells.
-
-        Raises:
-            CompareError: the baseline measured something else, or shares no cell.
-        """
-        baseline = self.baseline(label)
-        if baseline is None:
-            return None
-        if label not in self._comparisons:
-            results = self.stored_results(label)
-            if results is None:
-                return None
-            from pytest_niah.results.compare import compare_results
-
-            config = self.configs[label]
-            self._comparisons[label] = compare_results(
-                results,
-                baseline,
-                n_resamples=config.bootstrap,  # 0: no interval, every gate inconclusive
-                seed=config.seed,
-                allow=self.compare_allow,
-                source=self.baseline_source(label),
-            )
-        return self._comparisons[label]
+        """This run of one model against its baseline (:meth:`Baselines.comparison`)."""
+        return self.baselines.comparison(label, self.stored_results, self.configs[label])
 
     # -- gates --------------------------------------------------------------------------------
 
