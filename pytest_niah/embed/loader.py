@@ -59,4 +59,5 @@ def load_embedder(config: NiahConfig, *, memo_dir: Path | None = None) -> Embedd
         doc_prompt=config.doc_prompt,
         max_seq_length=config.max_seq_length,
         memo_dir=memo_dir,
+        scorings=config.scoring,  # a late-interaction model is refused all but maxsim
     )

@@ -7,7 +7,6 @@ without importing torch, which is all a warm run asks for; the model loads on fi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from pytest_niah.config.options import default
+from pytest_niah.embed import st_late_interaction as late
 from pytest_niah.embed.device import Placement, confirmed_by_torch, resolve_placement
 from pytest_niah.embed.fast_tokenizer import HaystackTokenizer, check_vocabulary
 from pytest_niah.embed.identity import (
@@ -46,6 +46,7 @@ from pytest_niah.embed.st_inputs import (
 from pytest_niah.embed.st_loading import (
     backend_tokenizer,
     check_encode_kwargs,
+    declared_window,
     is_static_embedding,
     load_failure,
     quiet_transformers,
@@ -53,6 +54,7 @@ from pytest_niah.embed.st_loading import (
     source_folder,
     static_embedding_class,
     text_tokenizer,
+    token_limits,
 )
 from pytest_niah.embed.st_multi_vector import (
     encode_token_vectors,
@@ -79,6 +81,7 @@ class SentenceTransformerEmbedder:
         doc_prompt: Before every document; likewise.
         max_seq_length: Override of the model's window (else the preset's, if it sets one).
         memo_dir: Where file hashes are memoised (the cache root); ``None``: not memoised.
+        scorings: The run's scorings (a late-interaction model takes maxsim only), or ``None``.
     """
 
     fits_on_documents = False
@@ -96,8 +99,10 @@ class SentenceTransformerEmbedder:
         doc_prompt: str = "",
         max_seq_length: int | None = None,
         memo_dir: Path | None = None,
+        scorings: Sequence[str] | None = None,
     ) -> None:
         self.name = name
+        self.scorings = tuple(scorings) if scorings is not None else None
         self.path = resolve_model_name(name)
         preset = MODEL_PRESETS.get(name)
         self.requested = (device, dtype)
@@ -127,6 +132,8 @@ class SentenceTransformerEmbedder:
             self.encode_kwargs,
             static=is_static_model(self.path),
         )
+        if late.is_late_interaction_folder(self._local_folder()):  # refused before any load
+            late.check_late_interaction_options(name, self.scorings, self.encode_kwargs)
 
     # -- identity (cheap) ---------------------------------------------------------------------
 
@@ -149,6 +156,8 @@ class SentenceTransformerEmbedder:
         }
         for key in ("query_prompt_name", "doc_prompt_name"):  # where a preset names one
             settings |= {key: getattr(self, key)} if getattr(self, key) else {}
+        if late.is_late_interaction_folder(folder):  # loaded as such, not converted to dense
+            settings["model_class"] = late.MULTI_VECTOR_ENCODER
         return model_identity(source, settings)
 
     def _cached_revision(self) -> str | None:
@@ -195,7 +204,10 @@ class SentenceTransformerEmbedder:
                 if revision is not None:
                     # The identity named this commit: load it, not a newer one on the hub.
                     kwargs["revision"] = revision
-                model = SentenceTransformer(self.path, device=device, **kwargs)
+                if late.is_late_interaction_source(self.path, self._local_folder(), revision):
+                    model = late.load_late_interaction(self.path, device, kwargs)
+                else:
+                    model = SentenceTransformer(self.path, device=device, **kwargs)
         except Exception as exc:
             raise EmbedderError(
                 *load_failure(self.name, self.path, self.model_kwargs, exc)
@@ -212,6 +224,8 @@ class SentenceTransformerEmbedder:
         if self.max_seq_length is not None:
             set_window(self.name, model, self.max_seq_length)
         check_encode_kwargs(self.name, model, self.encode_kwargs)
+        if late.is_late_interaction(model):  # a hub model that was not in the cache until now
+            late.check_late_interaction_options(self.name, self.scorings, self.encode_kwargs)
         return model
 
     # -- what the engine reads ---------------------------------------------------------------
@@ -250,11 +264,12 @@ class SentenceTransformerEmbedder:
     @cached_property
     def windows(self) -> Windows:
         """Window minus special and prompt tokens, for questions and documents."""
-        window = self._window(self.model)
-        if window is None:
+        query_limit, window = token_limits(self.model)
+        if window is None or query_limit is None:
             return Windows(None, None)
         specials = self._specials.count
-        reads = {kind: window - specials - len(ids) for kind, ids in self._prompt_ids.items()}
+        limits = {QUERY: query_limit, "document": window}
+        reads = {kind: limits[kind] - specials - len(ids) for kind, ids in self._prompt_ids.items()}
         if min(reads.values()) < 1:
             prompts = max(len(ids) for ids in self._prompt_ids.values())
             raise ConfigError(
@@ -266,30 +281,13 @@ class SentenceTransformerEmbedder:
             )
         return Windows(reads[QUERY], reads["document"])
 
-    def _window(self, model: Any) -> int | None:
-        limits = []
-        seq = model.max_seq_length
-        if seq is not None and not (isinstance(seq, float) and math.isinf(seq)):
-            limits.append(int(seq))
-        truncation = getattr(getattr(model[0], "tokenizer", None), "truncation", None)
-        if (
-            is_static_embedding(model)
-            and isinstance(truncation, dict)
-            and truncation.get("max_length")
-        ):
-            # sentence-transformers reports no limit (inf) for a static model, but its tokenizer
-            # cuts every text before the model sees it (model2vec folders: 512 tokens). Only
-            # packaged-static has truncation switched off, to read every token.
-            limits.append(int(truncation["max_length"]))
-        return min(limits) if limits else None
-
     # -- embedding ---------------------------------------------------------------------------
 
     @cached_property
     def _features(self) -> Callable[[Sequence[np.ndarray], Sequence[int]], dict[str, Any]] | None:
         """How to build features from ids, or ``None`` where only ``encode`` is right."""
         model = self.model
-        if self.encode_kwargs or len(self.placement.devices) > 1:
+        if self.encode_kwargs or len(self.placement.devices) > 1 or late.is_late_interaction(model):
             return None
         first = type(model[0]).__name__
         if first == "StaticEmbedding":
@@ -337,8 +335,9 @@ class SentenceTransformerEmbedder:
 
     @property
     def multi_vector(self) -> bool:
-        """Whether the model's own code gives token vectors (``--niah-scoring=maxsim``)."""
-        return token_vector_encoder(self.model) is not None
+        """Whether the model gives token vectors (``--niah-scoring=maxsim``)."""
+        model = self.model
+        return late.is_late_interaction(model) or token_vector_encoder(model) is not None
 
     def encode(self, inputs: Sequence[ModelInput]) -> Any:
         """Embed inputs of one kind (a batch the runner formed).
@@ -348,6 +347,10 @@ class SentenceTransformerEmbedder:
         if not inputs:
             return np.zeros((0, 0), dtype=np.float32)
         kind = inputs[0].kind
+        if late.is_late_interaction(self.model):  # pooled for plain kinds: the window probe's
+            return late.encode_inputs(
+                self.model, [i.text for i in inputs], kind, self._prompt(base_kind(kind))
+            )
         if is_multi(kind):
             query = base_kind(kind) == QUERY
             return encode_token_vectors(
@@ -357,7 +360,7 @@ class SentenceTransformerEmbedder:
                 task=self.encode_kwargs.get("task"),
                 prompt_name=self.query_prompt_name if query else self.doc_prompt_name,
                 explicit_prompt=self.query_prompt if query else self.doc_prompt,
-                max_length=self._window(self.model),
+                max_length=declared_window(self.model),
             )
         build = self._features
         if build is None:

@@ -9,6 +9,7 @@ need them.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +17,11 @@ from typing import Any
 
 from pytest_niah.embed.model_options import check_truncate_dim, unread_model_kwarg
 from pytest_niah.embed.models import looks_local
+from pytest_niah.embed.st_late_interaction import (
+    is_late_interaction,
+    own_token_limits,
+    set_document_length,
+)
 from pytest_niah.errors import ConfigError, EmbedderError
 
 
@@ -56,7 +62,9 @@ def set_window(name: str, model: Any, requested: int) -> None:
     """Make the model read at most ``requested`` tokens (``--niah-max-seq-length``).
 
     A static model (an embedding bag) has no window of its own; its tokenizer is set to cut
-    every text after ``requested`` tokens instead, which reads exactly like a window.
+    every text after ``requested`` tokens instead, which reads exactly like a window. A
+    late-interaction model reads ``requested`` tokens of each document (its query length
+    stays its own).
 
     Raises:
         ConfigError: more than the model can read, or a model whose window cannot be set.
@@ -67,6 +75,9 @@ def set_window(name: str, model: Any, requested: int) -> None:
             tokenizer.enable_truncation(requested)
             return
     check_window(name, model, requested)
+    if is_late_interaction(model):
+        set_document_length(model, requested)
+        return
     try:
         model.max_seq_length = requested
     except (AttributeError, TypeError, ValueError) as exc:
@@ -75,6 +86,30 @@ def set_window(name: str, model: Any, requested: int) -> None:
             f"({type(model[0]).__name__} has none to set: {exc})",
             "drop --niah-max-seq-length for this model",
         ) from None
+
+
+def declared_window(model: Any) -> int | None:
+    """Tokens the model reads of a text, special and prompt tokens in (``None``: every one)."""
+    limits = []
+    seq = model.max_seq_length
+    if seq is not None and not (isinstance(seq, float) and math.isinf(seq)):
+        limits.append(int(seq))
+    truncation = getattr(getattr(model[0], "tokenizer", None), "truncation", None)
+    if is_static_embedding(model) and isinstance(truncation, dict) and truncation.get("max_length"):
+        # sentence-transformers reports no limit (inf) for a static model, but its tokenizer
+        # cuts every text before the model sees it (model2vec folders: 512 tokens). Only
+        # packaged-static has truncation switched off, to read every token.
+        limits.append(int(truncation["max_length"]))
+    return min(limits) if limits else None
+
+
+def token_limits(model: Any) -> tuple[int | None, int | None]:
+    """Tokens the model reads of a question and of a document, special and prompt tokens in.
+
+    One window for both, except on a late-interaction model (its own lengths for each).
+    """
+    window = declared_window(model)
+    return own_token_limits(model, window) if is_late_interaction(model) else (window, window)
 
 
 def source_folder(model: Any) -> Path | None:
