@@ -13,6 +13,7 @@ from typing import Any
 
 from pytest_niah.config.vocabulary import PACKAGED_MODELS
 from pytest_niah.embed.remote_address import api_key, is_remote, parse_remote
+from pytest_niah.embed.remote_presets import is_tiktoken, served_tokenizer
 from pytest_niah.errors import ConfigError, EmbedderError
 
 # The lexical baselines (pytest_niah.embed.lexical), named here: that module imports numpy.
@@ -34,7 +35,8 @@ def tokenizer_file(name: str) -> Path:
             "--niah-tokenizer is required with a served model (openai+...): pytest-niah builds "
             "haystacks of exact token lengths and never guesses the server's tokenizer",
             "give the served model's tokenizer: a folder with tokenizer.json, the file itself, "
-            "or its hub name (once downloaded), e.g. --niah-tokenizer=BAAI/bge-m3",
+            "its hub name (once downloaded), e.g. --niah-tokenizer=BAAI/bge-m3, or a tiktoken "
+            "encoding, e.g. --niah-tokenizer=tiktoken:cl100k_base",
         )
     folder = packaged_folder(name)
     path = folder if folder is not None else Path(os.path.expanduser(name))
@@ -155,6 +157,19 @@ MODEL_PRESETS: dict[str, Preset] = {
         "multi-vector output",
     ),
     "jinaai/jina-embeddings-v2-base-en": Preset(remote_code=True),
+    # A PyLate ColBERT on gte-modernbert-base (8,192 positions), loaded as sentence-transformers'
+    # MultiVectorEncoder (pytest_niah.embed.st_late_interaction), which reads its [Q]/[D]
+    # markers, 32-token queries (with [MASK] expansion) and punctuation skiplist from its own
+    # config. That config reads 300-token documents, its training length; the model card
+    # (https://huggingface.co/lightonai/GTE-ModernColBERT-v1) evaluates LongEmbed with
+    # document_length=8192, so the preset reads 8,192 (a late-interaction model's window is
+    # its document length). Token vectors only: --niah-scoring=maxsim.
+    "lightonai/GTE-ModernColBERT-v1": Preset(
+        max_seq_length=8192,
+        note="a late-interaction (ColBERT) model: 8,192-token documents, as its model card "
+        "evaluates long documents (it was trained on 300); its own [Q]/[D] markers and "
+        "32-token queries; scored by --niah-scoring=maxsim only",
+    ),
     "nomic-ai/nomic-embed-text-v1.5": Preset(
         query_prompt="search_query: ",
         doc_prompt="search_document: ",
@@ -276,9 +291,14 @@ def check_model_name(
             ``--niah-tokenizer``.
     """
     if is_remote(name):
-        parse_remote(name, key=api_key(api_key_env))
-        if tokenizer is not None:
-            tokenizer_file(tokenizer)
+        remote = parse_remote(name, key=api_key(api_key_env))
+        spec = served_tokenizer(tokenizer or "", remote.model)
+        if tokenizer is not None and is_tiktoken(spec):
+            from pytest_niah.embed.tiktoken_tokenizer import load_tiktoken
+
+            load_tiktoken(spec)  # memoised for the run; a missing cache file fails here
+        elif tokenizer is not None:
+            tokenizer_file(spec)
         return
     if name.startswith(LEXICAL_PREFIX):
         kind = name[len(LEXICAL_PREFIX) :]
@@ -350,6 +370,11 @@ def check_token_vectors(name: str) -> None:
         raise no_token_vectors(name)
 
 
+# PyLate's classes that sentence-transformers' MultiVectorEncoder loads as its own, never
+# importing pylate: naming them runs no code outside the library.
+LIBRARY_ALIASED_MODULES = frozenset({"pylate.models.Dense.Dense"})
+
+
 def modules_outside_sentence_transformers(folder: Path) -> list[str]:
     """The module classes a folder's ``modules.json`` names outside sentence-transformers.
 
@@ -368,4 +393,5 @@ def modules_outside_sentence_transformers(folder: Path) -> list[str]:
     if not isinstance(modules, list):
         return []
     refs = [m.get("type") for m in modules if isinstance(m, dict)]
-    return [r for r in refs if isinstance(r, str) and not r.startswith("sentence_transformers.")]
+    outside = [r for r in refs if isinstance(r, str) and not r.startswith("sentence_transformers.")]
+    return [r for r in outside if r not in LIBRARY_ALIASED_MODULES]
