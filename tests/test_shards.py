@@ -39,7 +39,7 @@ def config(shared_corpus_dir: Path) -> NiahConfig:
 
 @pytest.fixture(scope="module")
 def unsharded(config: NiahConfig) -> str:
-    return run_experiment(config, cache_dir=None).to_json()
+    return run_experiment(config, cache_dir=None).without_speed().to_json()
 
 
 @pytest.fixture(scope="module")

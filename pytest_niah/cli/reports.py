@@ -185,7 +185,7 @@ def build_comparisons(
             allow=allow,
             source=source,
         )
-        out.append(ReportComparison(label, source, comparison, allowances))
+        out.append(ReportComparison(label, source, comparison, allowances, baseline.speed))
     return out
 
 

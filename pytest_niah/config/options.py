@@ -396,10 +396,13 @@ OPTIONS: tuple[Option, ...] = (
         p.parse_text,
         "",
         "The tokenizer of a remote model (openai+URL#MODEL), for haystacks of exact token "
-        "lengths: a folder with tokenizer.json, a tokenizer.json file, 'packaged-minilm', or "
-        "a hub name in the local Hugging Face cache. Required for remote models.",
+        "lengths: a folder with tokenizer.json, a tokenizer.json file, 'packaged-minilm', "
+        "a hub name in the local Hugging Face cache, or a tiktoken encoding "
+        "('tiktoken:cl100k_base', read from tiktoken's cache, never downloaded; or "
+        "'tiktoken:/path/to/FILE.tiktoken'). Required for remote models without a preset "
+        "(text-embedding-3-small/-large: tiktoken:cl100k_base; voyage-3).",
         metavar="NAME|PATH",
-        default_text="none (required with an openai+ model)",
+        default_text="none (required with an openai+ model without a preset)",
     ),
     _opt(
         "api-key-env",
@@ -556,6 +559,17 @@ OPTIONS: tuple[Option, ...] = (
         False,
         "Assert each model's rounded metric table against a syrupy snapshot "
         "(--snapshot-update writes them and implies this option).",
+        flag=True,
+        ini="bool",
+        experiment=False,
+    ),
+    _opt(
+        "speed",
+        p.parse_bool,
+        False,
+        "Add test_speed[LENGTH]: times a fixed sample of haystacks per length through "
+        "pytest-benchmark's benchmark fixture, the embedding cache bypassed (needs "
+        "pytest-benchmark; --benchmark-json, --benchmark-compare-fail work as usual).",
         flag=True,
         ini="bool",
         experiment=False,

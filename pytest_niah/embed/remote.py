@@ -4,7 +4,10 @@ vLLM, text-embeddings-inference, infinity, Ollama and hosted APIs serve ``POST /
 
 The server gets text: each input's text, already cut by the engine to the tokens the model
 reads, with the prompt in front. Haystack lengths are counted by ``--niah-tokenizer``, the
-served model's own tokenizer, which is required: pytest-niah never guesses it.
+served model's own tokenizer (a ``tokenizer.json``, or a tiktoken encoding:
+:mod:`pytest_niah.embed.tiktoken_tokenizer`), which is required: pytest-niah never guesses it.
+A hosted model with a preset (:mod:`pytest_niah.embed.remote_presets`, e.g.
+text-embedding-3-small) brings its tokenizer and window.
 
 The window (the server's limit, special tokens included, like sentence-transformers'
 ``max_seq_length`` and vLLM's ``max_model_len``) is ``--niah-max-seq-length`` if given, else
@@ -27,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
@@ -41,6 +45,8 @@ from pytest_niah.embed.models import tokenizer_file
 from pytest_niah.embed.protocol import Windows
 from pytest_niah.embed.remote_address import api_key, parse_remote
 from pytest_niah.embed.remote_http import EXCERPT_CHARS, EmbeddingsClient
+from pytest_niah.embed.remote_presets import is_tiktoken, remote_preset, served_tokenizer
+from pytest_niah.embed.tiktoken_tokenizer import TiktokenTokenizer, load_tiktoken
 from pytest_niah.errors import ConfigError, EmbedderError
 from pytest_niah.haystacks.plan import QUERY, ModelInput
 
@@ -58,7 +64,8 @@ class RemoteEmbedder:
 
     Args:
         name: ``openai+http(s)://HOST:PORT/PATH#MODEL``.
-        tokenizer: The served model's tokenizer (``--niah-tokenizer``).
+        tokenizer: The served model's tokenizer (``--niah-tokenizer``); empty uses the
+            model's preset's.
         max_seq_length: The window, special tokens included; ``None`` asks the server, then
             the tokenizer folder.
         query_prompt: Text put before every question.
@@ -91,7 +98,12 @@ class RemoteEmbedder:
     ) -> None:
         self.name = name
         self.remote = parse_remote(name, key=api_key(api_key_env))
-        self.tokenizer_path = tokenizer_file(tokenizer)
+        self.preset = remote_preset(self.remote.model)
+        self.tokenizer_spec = served_tokenizer(tokenizer, self.remote.model)
+        # A tiktoken encoding has no file beside which a sentence_bert_config.json could sit.
+        self.tokenizer_path = (
+            None if is_tiktoken(self.tokenizer_spec) else tokenizer_file(self.tokenizer_spec)
+        )
         self.requested_window = max_seq_length
         self.query_prompt = query_prompt
         self.doc_prompt = doc_prompt
@@ -102,6 +114,10 @@ class RemoteEmbedder:
         self.retries = max(0, int(retries))
         self.backoff = float(backoff)
         self.notes: list[str] = [WEIGHTS_NOTE]
+        if self.preset is not None:
+            self.notes.append(self.preset.note(self.remote.model))
+        # Seconds of each answered request, in order (the run's latency p50/p95).
+        self.request_seconds: list[float] = []
         self._dim: int | None = None
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
@@ -189,8 +205,10 @@ class RemoteEmbedder:
         return raw
 
     @cached_property
-    def tokenizer(self) -> HaystackTokenizer:
+    def tokenizer(self) -> HaystackTokenizer | TiktokenTokenizer:
         """The served model's tokenizer (``--niah-tokenizer``), truncation and padding off."""
+        if self.tokenizer_path is None:
+            return load_tiktoken(self.tokenizer_spec)
         return HaystackTokenizer(self._raw_tokenizer)
 
     @cached_property
@@ -207,6 +225,10 @@ class RemoteEmbedder:
             return self.requested_window, "--niah-max-seq-length"
         if limit is not None:
             return limit, "the server's max_model_len"
+        if self.preset is not None:
+            return self.preset.max_seq_length, f"the {self.remote.model} preset"
+        if self.tokenizer_path is None:
+            raise self._no_window()
         config = self.tokenizer_path.parent / "sentence_bert_config.json"
         try:
             value = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
@@ -214,9 +236,12 @@ class RemoteEmbedder:
             value = None
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value, f"{config.name} beside --niah-tokenizer"
-        raise ConfigError(
+        raise self._no_window()
+
+    def _no_window(self) -> ConfigError:
+        return ConfigError(
             f"pytest-niah cannot tell how many tokens {self.what} reads: the server reports no "
-            "max_model_len and the tokenizer folder has no sentence_bert_config.json",
+            "max_model_len and the tokenizer has no sentence_bert_config.json beside it",
             "give the server's input limit, special tokens included, as --niah-max-seq-length=N",
         )
 
@@ -237,7 +262,12 @@ class RemoteEmbedder:
     def windows(self) -> Windows:
         """The window minus the tokenizer's special tokens and the prompt's."""
         window, origin = self._window
-        specials = int(self._raw_tokenizer.num_special_tokens_to_add(False))
+        # tiktoken encodings add none: OpenAI-style APIs count the text's tokens only.
+        specials = (
+            0
+            if self.tokenizer_path is None
+            else int(self._raw_tokenizer.num_special_tokens_to_add(False))
+        )
         reads = {kind: window - specials - n for kind, n in self._prompt_tokens.items()}
         if min(reads.values()) < 1:
             raise ConfigError(
@@ -271,7 +301,9 @@ class RemoteEmbedder:
                 future.cancel()
 
     def _embed(self, texts: list[str]) -> np.ndarray:
+        started = time.perf_counter()
         body = self._client.call("POST", "embeddings", {"model": self.remote.model, "input": texts})
+        self.request_seconds.append(time.perf_counter() - started)  # retries included
         return self._rows(body, len(texts))
 
     def _rows(self, body: Any, expected: int) -> np.ndarray:

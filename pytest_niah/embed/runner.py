@@ -115,6 +115,9 @@ class Encoder:
         self.batch_size = batch_size
         self.stats = stats if stats is not None else EmbeddingStats()
         self.table = VectorTable()
+        # Input key -> model seconds spent on it (its batch's time shared by tokens): the
+        # inputs the model embedded, never those read from the cache.
+        self.model_seconds: dict[str, float] = {}
         self._dim: int | None = dim
         # Vectors read before the model's dimension was known: checked once it is.
         self._pending: dict[str, tuple[ModelInput, np.ndarray]] = {}
@@ -243,7 +246,9 @@ class Encoder:
             raise
         except Exception as exc:  # the model's own code failed: one stop that names it
             raise _encode_failure(self.embedder.name, items, exc, self.store is not None) from exc
-        self.stats.seconds += time.perf_counter() - started
+        spent = time.perf_counter() - started
+        self.stats.seconds += spent
+        self._share(items, spent)
         if is_multi(items[0].kind):
             self._take_multi(items, rows)
             return
@@ -269,6 +274,13 @@ class Encoder:
         self.stats.tokens += tokens
         if learned:
             self._settle_pending()
+
+    def _share(self, items: list[ModelInput], seconds: float) -> None:
+        """Share one batch's model time among its inputs, by tokens."""
+        tokens = sum(i.tokens for i in items) or len(items)
+        for item in items:
+            share = seconds * (item.tokens or 1) / tokens
+            self.model_seconds[item.key] = self.model_seconds.get(item.key, 0.0) + share
 
     def _take_multi(self, items: list[ModelInput], rows: Any) -> None:
         """Keep the token vectors of ``items``: one 2-D array per input, all of one width."""

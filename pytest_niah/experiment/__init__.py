@@ -43,6 +43,7 @@ from pytest_niah.experiment.planning import (
     start_planning,
 )
 from pytest_niah.experiment.run_report import RunReport
+from pytest_niah.experiment.speed import speed_record
 from pytest_niah.haystacks.plan import ModelInput
 from pytest_niah.progress import ConsoleProgress, NoProgress, Progress
 from pytest_niah.results.niah_results import NiahResults, package_versions
@@ -149,6 +150,8 @@ class Run:
         progress: Where progress goes.
         report: Filled in with how the run went.
         measured: What the window probe found (set by :meth:`plan`).
+        model_seconds: Model seconds per input the model embedded (set by :meth:`embed`).
+        request_seconds: Seconds of each request to a served model (set by :meth:`embed`).
     """
 
     config: NiahConfig
@@ -158,6 +161,8 @@ class Run:
     progress: Progress
     report: RunReport
     measured: WindowMeasurement | None = None
+    model_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    request_seconds: list[float] = dataclasses.field(default_factory=list)
 
     @classmethod
     def prepare(
@@ -195,6 +200,8 @@ class Run:
         if self.cache.embeddings is not None and not self.embedder.fits_on_documents:
             store = EmbeddingStore(self.cache.embeddings)
         probe = self.measured
+        requests: list[float] = getattr(self.embedder, "request_seconds", [])
+        sent = len(requests)  # the window probe's requests are not the grid's
         try:
             encoder = Encoder(
                 self.embedder,
@@ -209,6 +216,8 @@ class Run:
             for batch in batches:
                 encoder.submit(batch)
             vectors = encoder.finish()
+            self.model_seconds = encoder.model_seconds
+            self.request_seconds = list(requests[sent:])
         finally:
             if store is not None:
                 store.close()
@@ -255,6 +264,10 @@ class Run:
         measured = time.perf_counter()
         layout = layout_of(planning, self.inputs, self.embedder)
         results = measure(self.config, self.inputs.selected.groups, layout, vectors)
+        speed = speed_record(
+            planning.plan, self.config.lengths, self.model_seconds, self.request_seconds
+        )
+        results = dataclasses.replace(results, speed=speed)
         done = time.perf_counter()
         seconds |= {"encode": stats.seconds, "measure": done - measured, "total": done - started}
         return results

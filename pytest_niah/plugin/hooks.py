@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 SUITE_FILE = Path(__file__).parents[1] / "suite" / "test_niah.py"
 SNAPSHOT_SUITE_FILE = SUITE_FILE.with_name("test_niah_snapshot.py")
-SUITE_NAMES = (SUITE_FILE.name, SNAPSHOT_SUITE_FILE.name)
+SPEED_SUITE_FILE = SUITE_FILE.with_name("test_niah_speed.py")
+SUITE_NAMES = (SUITE_FILE.name, SNAPSHOT_SUITE_FILE.name, SPEED_SUITE_FILE.name)
 SESSION_KEY: pytest.StashKey[NiahSession] = pytest.StashKey()
 SHARED_DIR_INPUT = "niah_shared_dir"
 
@@ -94,16 +95,19 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """Leave the snapshot suite out unless snapshots were asked for."""
-    if collection_path == SNAPSHOT_SUITE_FILE:
+    """Leave the snapshot and speed suites out unless they were asked for."""
+    if collection_path in (SNAPSHOT_SUITE_FILE, SPEED_SUITE_FILE):
         session = active_session(config)
-        return session is None or not session.snapshot
+        if session is None:
+            return True
+        return not (session.snapshot if collection_path == SNAPSHOT_SUITE_FILE else session.speed)
     return None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
     """Collect the shipped suite whatever the project's ``python_files`` setting says."""
-    if file_path in (SUITE_FILE, SNAPSHOT_SUITE_FILE) and active_session(parent.config) is not None:
+    shipped = (SUITE_FILE, SNAPSHOT_SUITE_FILE, SPEED_SUITE_FILE)
+    if file_path in shipped and active_session(parent.config) is not None:
         if any(fnmatch.fnmatch(file_path.name, p) for p in parent.config.getini("python_files")):
             return None  # the python plugin collects it already
         return pytest.Module.from_parent(parent, path=file_path)
@@ -153,6 +157,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     elif "niah_gate" in metafunc.fixturenames:
         gates = session.gate_params()
         metafunc.parametrize("niah_gate", gates, ids=param_ids(gates, with_model=several))
+    elif "niah_speed_length" in metafunc.fixturenames:
+        lengths = [(label, n) for label in session.labels for n in session.configs[label].lengths]
+        ids = [f"{label}-{n}" if several else str(n) for label, n in lengths]
+        metafunc.parametrize("niah_speed_length", lengths, ids=ids)
     elif "niah_snapshot_model" in metafunc.fixturenames:
         metafunc.parametrize("niah_snapshot_model", session.labels)
     elif "niah_model" in metafunc.fixturenames:

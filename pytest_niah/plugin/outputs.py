@@ -88,7 +88,8 @@ def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[Re
         comparison = niah.comparison(label)
         if comparison is not None:
             baseline = shown_path(niah.baseline_source(label))  # no runner's absolute path
-            out.append(ReportComparison(label, baseline, comparison, niah.compare_fail))
+            speed = getattr(niah.baseline(label), "speed", None)
+            out.append(ReportComparison(label, baseline, comparison, niah.compare_fail, speed))
     return out
 
 

@@ -17,7 +17,7 @@ from pytest_niah.config.gate_expressions import Thresholds
 from pytest_niah.config.niah import ModelSpec, NiahConfig
 from pytest_niah.config.options import OPTIONS, Option, resolve
 from pytest_niah.config.vocabulary import MAXSIM
-from pytest_niah.errors import ConfigError, NiahError, OutputError, SetupError
+from pytest_niah.errors import ConfigError, ExtraMissingError, NiahError, OutputError, SetupError
 from pytest_niah.plugin.session import NiahSession
 
 
@@ -152,6 +152,14 @@ def build_session(config: pytest.Config, models: list[str]) -> NiahSession:
     if session.snapshot and not config.pluginmanager.hasplugin("syrupy"):
         problems.add(
             ConfigError("--niah-snapshot needs syrupy", "pip install 'pytest-niah[snapshot]'")
+        )
+    if session.speed and not config.pluginmanager.hasplugin("benchmark"):
+        problems.add(
+            ExtraMissingError(
+                "--niah-speed times test_speed through pytest-benchmark's benchmark fixture, "
+                "and the pytest-benchmark plugin is not installed (or is off: -p no:benchmark)",
+                hint="pip install pytest-benchmark, or drop --niah-speed",
+            )
         )
     if session.report and not _importable("matplotlib"):
         problems.add(

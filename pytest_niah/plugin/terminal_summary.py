@@ -11,6 +11,7 @@ from pytest_niah.measure.records import MetricRow
 from pytest_niah.measure.verdicts import worst_outcome
 from pytest_niah.plugin.session import NiahSession
 from pytest_niah.report.measured_window import window_note
+from pytest_niah.report.speed_text import speed_line
 from pytest_niah.report.terminal_tables import comparison_table, length_table, notes, title
 from pytest_niah.results.niah_results import NiahResults
 
@@ -48,6 +49,9 @@ def summary_lines(session: NiahSession, label: str, results: NiahResults) -> lis
     if measured is not None:
         lines.append(f"note: {measured}")
     report = session.run_report(label)
+    speed = speed_line(results, reused=report is not None and report.reused)
+    if speed is not None:  # before what the run did, which comes last
+        lines.append(speed)
     if report is not None:
         lines.extend(_run_lines(report))
     comparison = session.comparison(label)

@@ -93,10 +93,11 @@ def write_report(
     """
     from pytest_niah.report.figures import comparison_figure, render_figures
     from pytest_niah.report.html import render_html
+    from pytest_niah.report.speed_figure import with_baselines
 
     runs = list(results)
     names = check_labels(runs, labels)
-    figures = render_figures(runs, names)
+    figures = with_baselines(render_figures(runs, names), runs, names, comparisons)
     comparison_png = comparison_figure(comparisons) if comparisons else None
     summary = summary_markdown(runs, names, comparisons, gates=gates, inconclusive=inconclusive)
     history = (

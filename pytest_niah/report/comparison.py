@@ -18,6 +18,7 @@ from pytest_niah.config.gate_expressions import Allowance
 from pytest_niah.measure.verdicts import PASSING, UNPAIRED, verdict_message
 from pytest_niah.report.terminal_tables import comparison_cells
 from pytest_niah.results.compare import Comparison
+from pytest_niah.results.speed_record import SpeedRecord
 
 __all__ = ["ReportComparison", "comparisons_json"]
 
@@ -34,12 +35,15 @@ class ReportComparison:
         baseline: Where the baseline came from, as shown: a saved run's name or a file.
         comparison: The paired deltas (:func:`~pytest_niah.results.compare.compare_results`).
         allowances: The ``--niah-compare-fail`` allowances; they fill the verdict column.
+        baseline_speed: The baseline's speed record, drawn beside this run's in the speed
+            figure (never compared: speed is no verdict).
     """
 
     label: str
     baseline: str
     comparison: Comparison
     allowances: tuple[Allowance, ...] = ()
+    baseline_speed: SpeedRecord | None = None
 
     @property
     def title(self) -> str:

@@ -60,6 +60,7 @@ from pytest_niah.report.plotting import (
     sequential_colors,
     unit_axis,
 )
+from pytest_niah.report.speed_figure import SPEED_FIGURE_ID, has_speed, speed_figure
 from pytest_niah.results.niah_results import NiahResults
 
 if TYPE_CHECKING:
@@ -77,9 +78,12 @@ class FigureSpec:
     caption: str
     render: Render
     needs_retrieval: bool = False
+    needs_speed: bool = False
 
     def available(self, results: Sequence[NiahResults]) -> bool:
         """Whether the results hold the data this figure draws."""
+        if self.needs_speed and not has_speed(results):
+            return False
         return not self.needs_retrieval or any(r.retrieval for r in results)
 
 
@@ -290,6 +294,14 @@ FIGURES: tuple[FigureSpec, ...] = (
         "reciprocal rank.",
         retrieval_figure,
         needs_retrieval=True,
+    ),
+    FigureSpec(
+        SPEED_FIGURE_ID,
+        "Embedding speed",
+        "Tokens embedded per second of model time, per length (cached inputs left out); "
+        "dashed, open markers: the comparison baseline. A measurement, never a gate.",
+        speed_figure,
+        needs_speed=True,
     ),
 )
 

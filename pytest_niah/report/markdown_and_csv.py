@@ -19,6 +19,7 @@ from pytest_niah.report.headline import (
     worst,
 )
 from pytest_niah.report.measured_window import measured_suffix, window_note
+from pytest_niah.report.speed_text import speed_markdown
 from pytest_niah.report.terminal_tables import (
     COMPARISON_TEXT_COLUMNS,
     effective_length_text,
@@ -242,6 +243,9 @@ def _model_section(
         if effective:
             lines += ["", f"Effective length: {effective}."]
         lines.append("")
+    speed = speed_markdown(results)
+    if speed:
+        lines += [f"### {md_text(label)}: speed (model time, never gated)", "", *speed, ""]
     if collapse:
         lines += ["</details>", ""]
     return lines

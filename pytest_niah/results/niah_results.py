@@ -7,6 +7,7 @@ through the file format of :mod:`pytest_niah.results.results_schema` (strictly v
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -30,11 +31,13 @@ from pytest_niah.measure.records import (
     RetrievalRow,
 )
 from pytest_niah.results.results_schema import (
+    READABLE_RESULTS_VERSIONS,
     RESULTS_SCHEMA_VERSION,
     ModelInfo,
     ResultsDocument,
     validate,
 )
+from pytest_niah.results.speed_record import SpeedRecord
 
 GZIP_MAGIC = b"\x1f\x8b"
 """The first two bytes of every gzip file (a saved run is one)."""
@@ -52,6 +55,8 @@ class NiahResults:
     Attributes:
         placement: Per length, how many needle groups had their needles between sentences or
             between words, and how many positions shared an offset.
+        speed: How fast the model embedded each length (a measurement: not deterministic,
+            never compared or gated); ``None`` where not recorded.
     """
 
     config: NiahConfig
@@ -67,6 +72,7 @@ class NiahResults:
     retrieval: tuple[RetrievalRow, ...] = ()
     effective_lengths: tuple[EffectiveLength, ...] = ()
     placement: Mapping[str, Any] = field(default_factory=dict)
+    speed: SpeedRecord | None = None
     schema_version: int = RESULTS_SCHEMA_VERSION
 
     @property
@@ -112,6 +118,10 @@ class NiahResults:
                 return r
         return None
 
+    def without_speed(self) -> NiahResults:
+        """The same results without the speed record: what is deterministic, to compare."""
+        return dataclasses.replace(self, speed=None)
+
     def case(self, case_id: str) -> CaseResult:
         """One case by id."""
         try:
@@ -147,6 +157,7 @@ class NiahResults:
             intervals=list(self.intervals),
             retrieval=list(self.retrieval),
             effective_lengths=list(self.effective_lengths),
+            speed=self.speed,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -165,7 +176,7 @@ class NiahResults:
     @classmethod
     def from_document(cls, document: ResultsDocument, *, source: str = "<dict>") -> NiahResults:
         """Build from a validated document."""
-        if document.schema_version != RESULTS_SCHEMA_VERSION:
+        if document.schema_version not in READABLE_RESULTS_VERSIONS:
             raise ResultsError(
                 f"{source}: results schema version {document.schema_version!r} is not "
                 f"{RESULTS_SCHEMA_VERSION}",
@@ -201,7 +212,9 @@ class NiahResults:
             retrieval=tuple(document.retrieval),
             effective_lengths=tuple(document.effective_lengths),
             placement=document.placement,
-            schema_version=document.schema_version,
+            speed=document.speed,
+            # An older file is this version without what it lacks (a speed record).
+            schema_version=RESULTS_SCHEMA_VERSION,
         )
 
     @classmethod

@@ -31,9 +31,12 @@ from pytest_niah.measure.records import (
     NegativeScores,
     RetrievalRow,
 )
+from pytest_niah.results.speed_record import SpeedRecord
 
 M = TypeVar("M", bound=BaseModel)
-RESULTS_SCHEMA_VERSION = 2
+RESULTS_SCHEMA_VERSION = 3
+# Version 2 files (before the speed record) read as version 3 without one.
+READABLE_RESULTS_VERSIONS = (2, RESULTS_SCHEMA_VERSION)
 RUN_SCHEMA_VERSION = 2
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
@@ -99,17 +102,19 @@ class ModelInfo(BaseModel):
     window_probe: WindowProbe | None = None
 
 
-def _version(found: int, expected: int, what: str) -> int:
+def _version(found: int, expected: int | tuple[int, ...], what: str) -> int:
     """Refuse another format version; reported before any other problem (see :func:`describe`).
 
     A field validator, not a model validator: a model "before" validator would turn the JSON
     into Python objects first, and strict mode would then refuse a JSON array as a tuple.
     """
-    if found != expected:
+    accepted = expected if isinstance(expected, tuple) else (expected,)
+    if found not in accepted:
+        shown = " or ".join(str(version) for version in accepted)
         raise PydanticCustomError(
             "schema_version",
             "{what} schema version {found} is not {expected}",
-            {"what": what, "found": repr(found), "expected": expected},
+            {"what": what, "found": repr(found), "expected": shown},
         )
     return found
 
@@ -122,7 +127,7 @@ class ResultsDocument(BaseModel):
     @field_validator("schema_version")
     @classmethod
     def _check_version(cls, value: int) -> int:
-        return _version(value, RESULTS_SCHEMA_VERSION, "results")
+        return _version(value, READABLE_RESULTS_VERSIONS, "results")
 
     schema_version: int
     config: JsonObject
@@ -139,6 +144,7 @@ class ResultsDocument(BaseModel):
     intervals: list[IntervalRow] = []
     retrieval: list[RetrievalRow] = []
     effective_lengths: list[EffectiveLength] = []
+    speed: SpeedRecord | None = None
 
 
 class RunDocument(BaseModel):

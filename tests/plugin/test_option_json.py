@@ -18,7 +18,7 @@ def test_file_is_written_and_reads_back(niah):
     result.assert_outcomes(passed=niah.n_cases // 2 + niah.n_gates, xfailed=niah.n_cases // 2)
     path = niah.pytester.path / "out" / "results.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
     validate(ResultsDocument, path.read_bytes(), str(path))  # the published JSON schema
     results = NiahResults.load(path)
     assert results.model.name == "lexical:tfidf"

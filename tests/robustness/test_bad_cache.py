@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from speedless import same_results
 
 from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.embed.store import CACHE_SCHEMA_VERSION, EmbeddingStore
@@ -299,9 +300,7 @@ def test_bad_rows_are_embedded_again_and_the_results_are_unchanged(niah_run):
         "dropped": len(damaged),
     }
     assert f"; {len(damaged)} unusable cache rows embedded again" in again.stdout.str()
-    assert (niah_run.path / "again.json").read_bytes() == (
-        niah_run.path / "clean.json"
-    ).read_bytes()
+    assert same_results(niah_run.path / "again.json", niah_run.path / "clean.json")
     assert vectors(path) == good, "the cache was not mended"
 
 
@@ -319,9 +318,7 @@ def test_a_torn_write_ahead_log_is_ignored(niah_run):
     again = niah_run.run("--niah-cache-dir=cache", "--niah-json=again.json", model=STATIC)
     assert again.ret == pytest.ExitCode.OK, again.stdout.str()
     assert embedding_stats(again) == {"embedded": 0, "read": total, "dropped": 0}
-    assert (niah_run.path / "again.json").read_bytes() == (
-        niah_run.path / "first.json"
-    ).read_bytes()
+    assert same_results(niah_run.path / "again.json", niah_run.path / "first.json")
 
 
 # --------------------------------------------------------------------------- results cache
@@ -355,10 +352,8 @@ def test_damaged_results_entry_is_recomputed(niah_run, content):
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     niah_run.no_traceback(result)
     assert "results reused" not in result.stdout.str()
-    assert entry.read_bytes() == (niah_run.path / "first.json").read_bytes(), "not replaced"
-    assert (niah_run.path / "again.json").read_bytes() == (
-        niah_run.path / "first.json"
-    ).read_bytes()
+    assert same_results(entry, niah_run.path / "first.json"), "not replaced"
+    assert same_results(niah_run.path / "again.json", niah_run.path / "first.json")
 
 
 def test_results_entry_with_a_bad_config_is_recomputed(niah_run):
@@ -369,7 +364,7 @@ def test_results_entry_with_a_bad_config_is_recomputed(niah_run):
     result = niah_run.run("--niah-cache-dir=cache")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "results reused" not in result.stdout.str()
-    assert entry.read_bytes() == (niah_run.path / "first.json").read_bytes()
+    assert same_results(entry, niah_run.path / "first.json")
 
 
 def test_an_intact_results_entry_is_reused(niah_run):
@@ -447,8 +442,6 @@ def test_a_damaged_token_counts_file_is_counted_again(niah_run, damage):
     again = niah_run.run("--niah-cache-dir=cache", "--niah-json=again.json")
     niah_run.no_traceback(again)
     assert again.ret == pytest.ExitCode.OK, again.stdout.str()
-    assert (niah_run.path / "again.json").read_bytes() == (
-        niah_run.path / "first.json"
-    ).read_bytes()
+    assert same_results(niah_run.path / "again.json", niah_run.path / "first.json")
     with np.load(counts) as stored:  # written again, whole
         assert int(stored["format"]) == 1 and int(stored["arr_0"].min()) >= -1
