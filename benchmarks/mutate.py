@@ -52,8 +52,13 @@ TARGETS: dict[str, list[str]] = {
         "tests/measure/test_retrieval.py",
         "tests/measure/test_tables.py",
         "tests/measure/test_metrics.py",
+        "tests/measure/test_maxsim_rules.py",
     ],
-    "results/compare.py": ["tests/results/test_compare.py", "tests/results/test_compare_edges.py"],
+    "results/compare.py": [
+        "tests/results/test_compare.py",
+        "tests/results/test_compare_edges.py",
+        "tests/results/test_window_change.py",
+    ],
     "embed/identity.py": ["tests/embed/test_identity.py", "tests/embed/test_identity_edges.py"],
     "results/storage.py": [
         "tests/results/test_storage_edges.py",
