@@ -141,12 +141,28 @@ class EmbeddingServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving and free the port."""
+        """Stop serving and free the port, once the requests in flight have finished."""
+        self.drain()
         self.httpd.shutdown()
         self.httpd.server_close()
 
+    def drain(self, wait_s: float = 15.0) -> None:
+        """Wait for the requests still in flight (at most ``wait_s``).
+
+        A request the client gave up on (a timeout test) goes on in its thread: left
+        running, it would count in the next test's fresh stats, or be killed inside the
+        model's native code when the interpreter exits (an abort).
+        """
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.stats.in_flight == 0:
+                    return
+            time.sleep(0.01)
+
     def reset(self) -> None:
-        """No faults, fresh counts."""
+        """No faults, fresh counts, once the requests still in flight have finished."""
+        self.drain()
         with self.lock:
             self.faults = Faults()
             self.stats = Stats()
@@ -303,17 +319,40 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def ready(
+    server: EmbeddingServer, monkeypatch: Any, key_env: str, key: str | None
+) -> EmbeddingServer:
+    """``server`` with no faults and fresh counts, reached without a proxy, the key set.
+
+    ``key=None`` leaves the key variable unset. ``monkeypatch`` is pytest's fixture.
+    """
+    server.reset()
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.setenv(name, "127.0.0.1,localhost")
+    if key is None:
+        monkeypatch.delenv(key_env, raising=False)
+    else:
+        monkeypatch.setenv(key_env, key)
+    return server
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve a sentence-transformers folder until interrupted."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-dir", required=True, help="a sentence-transformers model folder")
     parser.add_argument("--name", action="append", help="model name(s) served; default minilm")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--window", type=int, help="read only the first N tokens of each text, saying nothing"
+    )
+    parser.add_argument("--max-model-len", type=int, help="the window GET /v1/models reports")
     args = parser.parse_args(argv)
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(args.model_dir, device="cpu")
     server = EmbeddingServer(model, names=args.name or ("minilm",), port=args.port)
+    server.faults.window = args.window
+    server.faults.max_model_len = args.max_model_len
     print(server.url, flush=True)
     try:
         server.httpd.serve_forever()

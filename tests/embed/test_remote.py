@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from embed_fakes import readable_bytes
-from openai_server import EmbeddingServer
+from openai_server import EmbeddingServer, ready
 
 from pytest_niah.config.niah import ModelSpec, NiahConfig, default_label
 from pytest_niah.config.options import BY_NAME
@@ -75,11 +75,7 @@ def served(st_model) -> Iterator[EmbeddingServer]:
 @pytest.fixture
 def server(served: EmbeddingServer, monkeypatch: pytest.MonkeyPatch) -> EmbeddingServer:
     """The module's server with no faults and fresh counts; loopback never goes via a proxy."""
-    served.reset()
-    for name in ("no_proxy", "NO_PROXY"):
-        monkeypatch.setenv(name, "127.0.0.1,localhost")
-    monkeypatch.setenv(KEY_ENV, SECRET)
-    return served
+    return ready(served, monkeypatch, KEY_ENV, SECRET)
 
 
 def remote(server: EmbeddingServer, name: str = "minilm", **kwargs) -> RemoteEmbedder:

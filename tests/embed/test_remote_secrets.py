@@ -17,7 +17,7 @@ import pytest
 from embed_fakes import readable_bytes
 from hypothesis import given
 from hypothesis import strategies as st
-from openai_server import EmbeddingServer
+from openai_server import EmbeddingServer, ready
 
 from pytest_niah.embed.models import check_model_name, packaged_folder
 from pytest_niah.embed.remote import RemoteEmbedder
@@ -204,11 +204,7 @@ def served(st_model) -> Iterator[EmbeddingServer]:
 
 @pytest.fixture
 def server(served: EmbeddingServer, monkeypatch: pytest.MonkeyPatch) -> EmbeddingServer:
-    served.reset()
-    for name in ("no_proxy", "NO_PROXY"):
-        monkeypatch.setenv(name, "127.0.0.1,localhost")
-    monkeypatch.setenv(KEY_ENV, KEY)
-    return served
+    return ready(served, monkeypatch, KEY_ENV, KEY)
 
 
 def _remote(server: EmbeddingServer, name: str = "minilm") -> RemoteEmbedder:

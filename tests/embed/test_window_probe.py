@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from openai_server import EmbeddingServer
+from openai_server import EmbeddingServer, ready
 
 from pytest_niah.embed.identity import model_identity
 from pytest_niah.embed.lexical import LexicalEmbedder
@@ -254,11 +254,7 @@ def served() -> Iterator[EmbeddingServer]:
 
 @pytest.fixture
 def server(served: EmbeddingServer, monkeypatch: pytest.MonkeyPatch) -> EmbeddingServer:
-    served.reset()
-    for name in ("no_proxy", "NO_PROXY"):
-        monkeypatch.setenv(name, "127.0.0.1,localhost")
-    monkeypatch.delenv(KEY_ENV, raising=False)
-    return served
+    return ready(served, monkeypatch, KEY_ENV, None)
 
 
 def served_model(server: EmbeddingServer, max_seq_length: int):
