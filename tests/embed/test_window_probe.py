@@ -146,6 +146,18 @@ def test_a_window_a_few_tokens_short_of_the_declared_one_agrees_with_it(shared_c
     assert WindowMeasurement(512, None, 128, "").effective == 512
 
 
+@pytest.mark.parametrize(("cut", "agrees"), [(507, True), (506, False)])
+def test_exactly_slack_tokens_short_still_agrees_and_one_more_does_not(shared_corpus, cut, agrees):
+    # slack(512) == 5: 507 is exactly the slack short, 506 one token past it.
+    measured = measure_window(Reader(cut, 512), shared_corpus, 1024, None)
+    assert measured.window == cut
+    assert measured.effective == (512 if agrees else cut)
+    if agrees:
+        assert measured.note == f"reads {cut} tokens (it declares 512)"
+    else:
+        assert measured.note == f"reads only the first {cut} of the 512 tokens it declares"
+
+
 def test_float_noise_between_batches_does_not_move_the_embedding(shared_corpus):
     # float32 rows of one input differ by about 1e-7 between batches; the tolerance is 1e-5.
     assert MOVED == 1e-5
