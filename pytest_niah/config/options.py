@@ -567,9 +567,11 @@ OPTIONS: tuple[Option, ...] = (
         "speed",
         p.parse_bool,
         False,
-        "Add test_speed[LENGTH]: times a fixed sample of haystacks per length through "
-        "pytest-benchmark's benchmark fixture, the embedding cache bypassed (needs "
-        "pytest-benchmark; --benchmark-json, --benchmark-compare-fail work as usual).",
+        "Record the model's tokens/s per length (and a served model's latency) in the "
+        "results and the report, and add test_speed[LENGTH]: times a fixed sample of "
+        "haystacks per length through pytest-benchmark's benchmark fixture, the embedding "
+        "cache bypassed (needs pytest-benchmark; --benchmark-json, --benchmark-compare-fail "
+        "work as usual). Off: outputs stay identical bytes run to run.",
         flag=True,
         ini="bool",
         experiment=False,

@@ -86,6 +86,7 @@ def run_experiment(
     use_cache: bool = True,
     progress: Progress | bool | None = True,
     report: RunReport | None = None,
+    speed: bool = False,
 ) -> NiahResults:
     """Run the whole experiment of ``config`` and return its results.
 
@@ -104,6 +105,10 @@ def run_experiment(
             heartbeat while the model loads); ``False``, ``None`` or a
             :class:`~pytest_niah.progress.NoProgress`: nothing.
         report: Filled in with how the run went.
+        speed: Record the model's speed per length in the results (``speed``: tokens/s of
+            model time, a served model's request latency). Off by default: it is the one
+            field two runs of one config never share, and results are otherwise identical
+            bytes (``--niah-speed`` turns it on in the plugin).
     """
     cache = CachePolicy(cache_root(cache_dir), use_cache)
     chosen = api_progress(progress)
@@ -112,7 +117,13 @@ def run_experiment(
         console.begin(f"{config.model}: loading inputs and the model")
     try:
         run = Run.prepare(
-            config, cache=cache, embedder=embedder, inputs=inputs, progress=chosen, report=report
+            config,
+            cache=cache,
+            embedder=embedder,
+            inputs=inputs,
+            progress=chosen,
+            report=report,
+            speed=speed,
         )
         results = run.results()
         if console is not None and run.report.reused:
@@ -152,6 +163,7 @@ class Run:
         measured: What the window probe found (set by :meth:`plan`).
         model_seconds: Model seconds per input the model embedded (set by :meth:`embed`).
         request_seconds: Seconds of each request to a served model (set by :meth:`embed`).
+        record_speed: Put the speed record in the results (off: ``speed`` is ``None``).
     """
 
     config: NiahConfig
@@ -163,6 +175,7 @@ class Run:
     measured: WindowMeasurement | None = None
     model_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
     request_seconds: list[float] = dataclasses.field(default_factory=list)
+    record_speed: bool = False
 
     @classmethod
     def prepare(
@@ -174,13 +187,16 @@ class Run:
         inputs: Inputs | None = None,
         progress: Progress | None = None,
         report: RunReport | None = None,
+        speed: bool = False,
     ) -> Run:
         """The run of ``config``, loading the inputs and the model not given."""
         inputs = inputs or load_inputs(config, cache_dir=cache.books)
         embedder = embedder or load_embedder(config, memo_dir=cache.model_hashes)
         report = report if report is not None else RunReport()
         report.cache = cache.work
-        return cls(config, cache, embedder, inputs, progress or NoProgress(), report)
+        run = cls(config, cache, embedder, inputs, progress or NoProgress(), report)
+        run.record_speed = speed
+        return run
 
     def plan(self) -> Planning:
         """Measure what the model reads, then start planning the run's haystacks.
@@ -233,7 +249,7 @@ class Run:
             cached = _cached(results_file, config, embedder.identity.digest)
             if cached is not None:
                 self.report.reused, self.report.cached_results = True, results_file
-                return cached
+                return cached if self.record_speed else cached.without_speed()
         results = self._embed_and_measure()
         if results_file is not None:
             _keep(results, results_file)
@@ -264,10 +280,11 @@ class Run:
         measured = time.perf_counter()
         layout = layout_of(planning, self.inputs, self.embedder)
         results = measure(self.config, self.inputs.selected.groups, layout, vectors)
-        speed = speed_record(
-            planning.plan, self.config.lengths, self.model_seconds, self.request_seconds
-        )
-        results = dataclasses.replace(results, speed=speed)
+        if self.record_speed:
+            speed = speed_record(
+                planning.plan, self.config.lengths, self.model_seconds, self.request_seconds
+            )
+            results = dataclasses.replace(results, speed=speed)
         done = time.perf_counter()
         seconds |= {"encode": stats.seconds, "measure": done - measured, "total": done - started}
         return results

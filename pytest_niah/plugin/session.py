@@ -278,6 +278,7 @@ class NiahSession:
                 use_cache=self.cache.enabled,
                 progress=self.progress,
                 report=report,
+                speed=self.speed,
             )
         results.save(path)
         report.save(self._run_report_path(label))

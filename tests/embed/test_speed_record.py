@@ -48,7 +48,8 @@ def haystacks(results: NiahResults, length: int) -> int:
 def fresh(tmp_path_factory: pytest.TempPathFactory, static) -> tuple[NiahResults, Path]:
     """A run with an empty cache: the model (loaded once per session) embeds every input."""
     cache = tmp_path_factory.mktemp("speed-cache")
-    return run_experiment(config(), embedder=static, cache_dir=cache, progress=False), cache
+    results = run_experiment(config(), embedder=static, cache_dir=cache, progress=False, speed=True)
+    return results, cache
 
 
 def test_every_length_records_the_tokens_of_its_haystacks_and_a_finite_speed(fresh):
@@ -68,7 +69,9 @@ def test_every_length_records_the_tokens_of_its_haystacks_and_a_finite_speed(fre
 def test_inputs_read_from_the_embedding_cache_do_not_count(fresh, static):
     first, cache = fresh
     # Another results key (bootstrap), the same inputs: every one is read from the cache.
-    warm = run_experiment(config(bootstrap=10), embedder=static, cache_dir=cache, progress=False)
+    warm = run_experiment(
+        config(bootstrap=10), embedder=static, cache_dir=cache, progress=False, speed=True
+    )
     assert warm.speed is not None
     for entry in warm.speed.lengths:
         assert entry.cached == entry.inputs > 0
@@ -76,7 +79,7 @@ def test_inputs_read_from_the_embedding_cache_do_not_count(fresh, static):
         assert "read from the embedding cache" in (entry.note or "")
     # 128 is cached, 512 is new: only 512 has a speed, from its own tokens.
     mixed = run_experiment(
-        config(lengths=(128, 512)), embedder=static, cache_dir=cache, progress=False
+        config(lengths=(128, 512)), embedder=static, cache_dir=cache, progress=False, speed=True
     )
     assert mixed.speed is not None
     at128, at512 = mixed.speed.at(128), mixed.speed.at(512)
@@ -93,7 +96,7 @@ def test_reused_results_keep_the_speed_measured_when_they_were_computed(fresh, s
     first, cache = fresh
     report = RunReport()
     again = run_experiment(
-        config(), embedder=static, cache_dir=cache, progress=False, report=report
+        config(), embedder=static, cache_dir=cache, progress=False, report=report, speed=True
     )
     assert report.reused
     assert again.speed == first.speed
@@ -171,6 +174,7 @@ def test_a_served_model_records_request_latency_p50_and_p95(served, tmp_path, mo
             embedder=embedder,
             cache_dir=tmp_path,
             progress=False,
+            speed=True,
         )
     finally:
         embedder.close()
@@ -180,3 +184,17 @@ def test_a_served_model_records_request_latency_p50_and_p95(served, tmp_path, mo
     assert 0 < latency.p50_seconds <= latency.p95_seconds < 30
     entry = results.speed.at(128)
     assert entry is not None and entry.tokens_per_second is not None
+
+
+def test_without_speed_asked_for_results_hold_none_even_when_reused(fresh, static, tmp_path):
+    """Off by default: two runs of one config give identical bytes."""
+    first, cache = fresh
+    assert first.speed is not None
+    reused = run_experiment(config(), embedder=static, cache_dir=cache, progress=False)
+    assert reused.speed is None  # a cached result that holds a speed record drops it
+    cold = [
+        run_experiment(config(), embedder=static, cache_dir=tmp_path / str(i), progress=False)
+        for i in range(2)
+    ]
+    assert cold[0].speed is None
+    assert cold[0].to_json() == cold[1].to_json() == reused.to_json()

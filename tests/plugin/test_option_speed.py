@@ -29,7 +29,11 @@ def run(niah, *args: str, benchmark: bool = True) -> pytest.RunResult:
     if benchmark:
         at = full.index("no:benchmark")
         del full[at - 1 : at + 1]
-    return niah.pytester.runpytest(*full)
+    with pytest.MonkeyPatch.context() as patch:
+        # pytest-benchmark disables itself in an xdist worker (this suite runs with -n 2),
+        # and an in-process run inherits the worker's variable: the inner run has no workers.
+        patch.delenv("PYTEST_XDIST_WORKER", raising=False)
+        return niah.pytester.runpytest(*full)
 
 
 def benchmarks(path: Path) -> dict[str, dict]:

@@ -50,7 +50,15 @@ def results() -> NiahResults:
 
 
 def dead_pid() -> int:
-    """The id of a process that has ended (and been reaped)."""
+    """The id of a process that cannot be running.
+
+    Above the kernel's pid_max no process can have it; elsewhere, a process that has ended
+    (and been reaped). A reaped pid alone can be reused at once on a busy machine whose
+    pid_max is small (32,768 here), which made the stale-temp tests flaky under load.
+    """
+    limit = Path("/proc/sys/kernel/pid_max")
+    if limit.exists():
+        return int(limit.read_text()) + 1
     done = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         check=True,
