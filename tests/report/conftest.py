@@ -36,7 +36,7 @@ def small_config(shared_corpus_dir: Path) -> Callable[..., NiahConfig]:
 @pytest.fixture(scope="session")
 def results(small_config: Callable[..., NiahConfig]) -> NiahResults:
     """Real lexical results: 2 lengths, 3 positions, 2 arms, 2 scorings, 2 needle groups."""
-    return run_experiment(small_config())
+    return run_experiment(small_config(), speed=True)  # the report shows every figure
 
 
 @pytest.fixture(scope="session")

@@ -42,7 +42,7 @@ FIGURE_IDS = [spec.id for spec in FIGURES]
 
 @pytest.fixture(scope="module")
 def other(small_config) -> NiahResults:
-    return run_experiment(small_config(seed=7, arms=("onehop",)))
+    return run_experiment(small_config(seed=7, arms=("onehop",)), speed=True)
 
 
 @pytest.fixture(scope="module")
