@@ -194,9 +194,8 @@ class Run:
         embedder = embedder or load_embedder(config, memo_dir=cache.model_hashes)
         report = report if report is not None else RunReport()
         report.cache = cache.work
-        run = cls(config, cache, embedder, inputs, progress or NoProgress(), report)
-        run.record_speed = speed
-        return run
+        progress = progress or NoProgress()
+        return cls(config, cache, embedder, inputs, progress, report, record_speed=speed)
 
     def plan(self) -> Planning:
         """Measure what the model reads, then start planning the run's haystacks.
