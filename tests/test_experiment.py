@@ -11,7 +11,8 @@ import pytest
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.lexical import LexicalEmbedder
 from pytest_niah.errors import EmbeddingError
-from pytest_niah.experiment import RunReport, run_experiment
+from pytest_niah.experiment import RunReport, block_weights, run_experiment
+from pytest_niah.experiment.planning import load_inputs
 from pytest_niah.measure.metric_tables import negatives_by_key, question_scores
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.snapshots import metric_table
@@ -310,3 +311,14 @@ def test_the_batch_budget(device_type, window, token_budget, expected):
     c = NiahConfig(model="m", **given)
     model = FakeModel(device_type, window)
     assert budget(c, model) == (CPU_TOKEN_BUDGET if expected == "default" else expected)
+
+
+def test_block_weights_follow_the_blocks_length_then_draw_then_group():
+    # The time left is read off these weights block by block: one per block, in build order.
+    one = NiahConfig(model="lexical:tfidf", lengths=(128, 256), groups=("dietary-01",))
+    inputs = load_inputs(one)
+    per_length = len(inputs.needle_set.groups)
+    single = block_weights(one, inputs)
+    pooled = block_weights(one.replace(seeds=(1, 2)), inputs)
+    assert len(single) == 2 * per_length
+    assert pooled == single[:per_length] * 2 + single[per_length:] * 2

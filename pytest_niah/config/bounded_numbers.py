@@ -30,6 +30,8 @@ MAX_SHARDS = 1_000
 """The most jobs a run can be split into (``--niah-shard=K/N``)."""
 MAX_SEED = 2**63 - 1
 """The largest seed: it fits every integer type a seed is stored in."""
+MAX_SEEDS = 100
+"""The most haystack draws one run pools (``--niah-seeds``)."""
 MAX_BATCH = 100_000
 """The most texts per encode batch, or requests in flight to a remote server."""
 MAX_TOKEN_BUDGET = 100_000_000
@@ -124,6 +126,22 @@ def parse_lengths(value: str | Sequence[int | str]) -> tuple[int, ...]:
             )
         lengths.append(length)
     return tuple(sorted(set(lengths)))
+
+
+def parse_seeds(value: str | Sequence[int | str]) -> tuple[int, ...]:
+    """Haystack draws such as ``"1,2,3"``: sorted, unique, each 0..2**63-1; empty: none.
+
+    Sorted so that the same seeds in another order are the same run (the same case order).
+    """
+    items: Sequence[Any] = split_list(value) if isinstance(value, str) else list(value)
+    seed = WholeNumber(0, MAX_SEED)
+    seeds = sorted({cast(int, seed(item)) for item in items})
+    if len(seeds) > MAX_SEEDS:
+        raise ConfigError(
+            f"{len(seeds):,} seeds are too many (the most is {MAX_SEEDS})",
+            "pool fewer haystack draws, e.g. --niah-seeds=1,2,3",
+        )
+    return tuple(seeds)
 
 
 def doubling_range(item: str) -> list[int]:

@@ -74,8 +74,9 @@ def grid_size(config: NiahConfig, groups: int) -> GridSize:
     """Count the grid of ``config`` with ``groups`` needle groups selected.
 
     Arms that insert the same needles (``onehop`` and every ``expandN``) share their
-    haystacks; controls are shared by every arm.
+    haystacks; controls are shared by every arm. Each draw of ``--niah-seeds`` is a grid.
     """
+    groups *= len(config.draws)
     needle_kinds = len({"literal" if arm == "literal" else "onehop" for arm in config.arms})
     per_length = groups * len(config.orders) * config.positions
     needle_haystacks = per_length * needle_kinds * len(config.lengths)

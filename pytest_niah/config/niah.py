@@ -259,6 +259,7 @@ class NiahConfig:
     bootstrap: int = default("bootstrap")
     orders: tuple[str, ...] = default("orders")
     seed: int = default("seed")
+    seeds: tuple[int, ...] = default("seeds")
     device: str = default("device")
     dtype: str = default("dtype")
     batch_size: int = default("batch_size")
@@ -288,6 +289,14 @@ class NiahConfig:
                 "model_kwargs: trust_remote_code cannot be set there",
                 "use --niah-trust-remote-code if you trust the model's code",
             )
+
+    @property
+    def draws(self) -> tuple[int | None, ...]:
+        """The haystack draws: each of ``seeds``, or one untagged draw from ``seed``.
+
+        A tagged draw's cases and controls carry its seed in their ids (``-s7``).
+        """
+        return self.seeds if self.seeds else (None,)
 
     def __hash__(self) -> int:
         return hash(self.fingerprint())

@@ -303,8 +303,19 @@ OPTIONS: tuple[Option, ...] = (
         "seed",
         num.int_parser(0, num.MAX_SEED),
         42,
-        "Seed of every random choice (snippets, names).",
+        "Seed of every random choice (snippets, names, the bootstrap).",
         metavar="N",
+    ),
+    _opt(
+        "seeds",
+        num.parse_seeds,
+        (),
+        "Several haystack draws pooled in one run, e.g. 1,2,3: every case is measured once "
+        "per seed (its id ends -sN) and the metrics pool them; --niah-seed then seeds the "
+        "bootstrap only, and a comparison pairs seed with seed.",
+        metavar="N,N,...",
+        ini="linelist",
+        default_text="one draw, from --niah-seed",
     ),
     _opt(
         "bootstrap",

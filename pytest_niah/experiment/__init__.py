@@ -256,7 +256,8 @@ class Run:
 
     def _embed_and_measure(self) -> NiahResults:
         planning = self.plan()
-        total = len(self.config.lengths) * len(self.inputs.needle_set.groups)
+        config = self.config
+        total = len(config.lengths) * len(config.draws) * len(self.inputs.needle_set.groups)
         progress = self.progress
         weights = block_weights(self.config, self.inputs)  # the time left, from tokens
         progress.start("building and embedding haystacks", total, "blocks", weights=weights)
@@ -292,14 +293,15 @@ class Run:
 def block_weights(config: NiahConfig, inputs: Inputs) -> list[float]:
     """The expected tokens of each block, in the order they are built (for the time left).
 
-    Blocks come shortest length first, groups in needle-set order; a selected group's block
-    holds its needle haystacks and controls, another group's its controls only.
+    Blocks come shortest length first, then draw, groups in needle-set order; a selected
+    group's block holds its needle haystacks and controls, another group's its controls only.
     """
     selected = {group.id for group in inputs.selected.groups}
     needles = config.positions * len(config.orders) * len(config.arms)
     return [
         float(length * (config.controls + (needles if group.id in selected else 0)))
         for length in config.lengths
+        for _ in config.draws
         for group in inputs.needle_set.groups
     ]
 

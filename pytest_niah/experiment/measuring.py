@@ -123,6 +123,7 @@ def measure(
                     queries=keys,
                     orders=config.orders,
                     window=window,
+                    draws=config.draws,
                 )
     tables = summarize(collected.cases, collected.negatives)
     intervals = _intervals(config, collected) if config.bootstrap else ()

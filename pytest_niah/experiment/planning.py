@@ -158,7 +158,13 @@ def start_planning(
     queries = plan.add_texts(QUERY, texts, tokenizer.encode_batch(texts), query_window)
     kinds = tuple(dict.fromkeys(needle_kind(arm) for arm in config.arms))
     blocks = builder.blocks(
-        groups, config.lengths, config.positions, kinds, config.orders, config.controls
+        groups,
+        config.lengths,
+        config.positions,
+        kinds,
+        config.orders,
+        config.controls,
+        config.draws,
     )
     return Planning(plan, builder, questions, queries, blocks, window, tokenizer, measured)
 

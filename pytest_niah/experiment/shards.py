@@ -134,7 +134,7 @@ def run_shard(
         )
     planning = run.plan()
     every: dict[str, ModelInput] = {i.key: i for i in planning.queries}
-    total = len(config.lengths) * len(run.inputs.needle_set.groups)
+    total = len(config.lengths) * len(config.draws) * len(run.inputs.needle_set.groups)
     run.progress.start("building haystacks", total, "blocks")
     for block in planning.blocks:
         every.update((i.key, i) for i in block_inputs(planning, block))

@@ -94,20 +94,30 @@ class HaystackBuilder:
         kinds: Sequence[str],
         orders: Sequence[str],
         controls: int = 1,
+        draws: Sequence[int | None] = (None,),
     ) -> Iterator[Block]:
-        """Every block of a run: shortest length first, groups in needle-set order.
+        """Every block of a run: shortest length first, then draw, groups in needle-set order.
 
         Selected groups get needle haystacks and controls; the other groups of the needle
         set get controls only (every question's negatives are the controls of all groups).
+        ``draws``: the seeds of ``--niah-seeds`` (``None``: one untagged draw, see
+        :meth:`block`).
         """
         self.check_corpus_size(max(lengths))
         chosen = {g.id for g in selected}
-        jobs = [(length, group) for length in lengths for group in self.needle_set.groups]
+        jobs = [
+            (length, draw, group)
+            for length in lengths
+            for draw in draws
+            for group in self.needle_set.groups
+        ]
 
-        def build(job: tuple[int, NeedleGroup]) -> Block:
-            length, group = job
+        def build(job: tuple[int, int | None, NeedleGroup]) -> Block:
+            length, draw, group = job
             needles = group.id in chosen
-            return self.block(group, length, positions, kinds, orders, controls, needles=needles)
+            return self.block(
+                group, length, positions, kinds, orders, controls, needles=needles, draw=draw
+            )
 
         # Blocks are independent (each draws from its own seeded generators), so several
         # are built at once: one thread's Python (drawing, the leak audit) runs while
@@ -136,9 +146,14 @@ class HaystackBuilder:
         controls: int = 1,
         *,
         needles: bool = True,
+        draw: int | None = None,
     ) -> Block:
-        """The controls, and (with ``needles``) the needle haystacks, of one group at one length."""
-        names = [self._name(group.id, length, p) for p in range(positions)]
+        """The controls, and (with ``needles``) the needle haystacks, of one group at one length.
+
+        ``draw``: a seed of ``--niah-seeds``; its haystacks come from that seed and carry it
+        in their ids. ``None``: the builder's seed, ids without a seed.
+        """
+        names = [self._name(group.id, length, p, draw) for p in range(positions)]
         texts = {
             (kind, order, p): group.needle(kind, order, names[p])
             for kind in kinds
@@ -161,13 +176,19 @@ class HaystackBuilder:
                 f"haystack of {length} tokens",
                 f"shorten the needle or drop length {length} from --niah-lengths",
             )
-        streams = [self._draw.stream(group.id, length, 0, length + longest)]
-        streams += [self._draw.stream(group.id, length, i, length) for i in range(1, controls)]
+        streams = [self._draw.stream(group.id, length, 0, length + longest, draw)]
+        streams += [
+            self._draw.stream(group.id, length, i, length, draw) for i in range(1, controls)
+        ]
         # First from one tokenizer call per control; should a cut text not give exactly
         # ``length`` tokens, again with every filler tokenized and checked on its own.
-        block = self._assemble(group, length, names, texts, lengths_of, streams, needles, False)
+        block = self._assemble(
+            group, length, names, texts, lengths_of, streams, needles, False, draw
+        )
         if block is None:
-            block = self._assemble(group, length, names, texts, lengths_of, streams, needles, True)
+            block = self._assemble(
+                group, length, names, texts, lengths_of, streams, needles, True, draw
+            )
         assert block is not None, "a block assembled with exact fits is always complete"
         return block
 
@@ -181,26 +202,28 @@ class HaystackBuilder:
         streams: list[Stream],
         needles: bool,
         exact: bool,
+        draw: int | None,
     ) -> Block | None:
         """The block from drawn streams; ``None`` when a control cut without ``exact`` missed."""
         fit = self._fit if exact else self._cut
         stream = streams[0]
         fillers = [
-            fit(source, length, control_id(group.id, length, index))
+            fit(source, length, control_id(group.id, length, index, draw))
             for index, source in enumerate(streams)
         ]
         haystacks = [
             Haystack(
-                id=control_id(group.id, length, index),
+                id=control_id(group.id, length, index, draw),
                 group_id=group.id,
                 length=length,
                 text=filler.text,
-                control_id=control_id(group.id, length, index),
+                control_id=control_id(group.id, length, index, draw),
                 control=index,
+                seed=draw,
             )
             for index, filler in enumerate(fillers)
         ]
-        own = control_id(group.id, length, 0)
+        own = control_id(group.id, length, 0, draw)
         placed: dict[tuple[str, str, int], tuple[Filler, Placement]] = {}
         placements = []
         if needles:
@@ -236,7 +259,7 @@ class HaystackBuilder:
         for key, encoding in zip(composed, encoded[len(checked) :], strict=True):
             kind, order, position = key
             filler, placement = placed[key]
-            hid = case_id(group.id, kind, order, length, position)
+            hid = case_id(group.id, kind, order, length, position, seed=draw)
             text, needle_char = composed[key]
             encoding, text, needle_char, offset = self._verified(
                 hid,
@@ -266,6 +289,7 @@ class HaystackBuilder:
                     needle_tokens=lengths_of[key],
                     needle_char=needle_char,
                     duplicate_position=placement.duplicate_of[position],
+                    seed=draw,
                 )
             )
             encodings.append(encoding)
@@ -273,9 +297,9 @@ class HaystackBuilder:
 
     # -- pieces -------------------------------------------------------------------------------
 
-    def _name(self, group_id: str, length: int, position: int) -> str:
+    def _name(self, group_id: str, length: int, position: int, draw: int | None) -> str:
         # One name per (group, length, position), shared by orders and arms so they pair up.
-        rng = rng_for(self.seed, "name", group_id, length, position)
+        rng = rng_for(self.seed if draw is None else draw, "name", group_id, length, position)
         return self.needle_set.names[int(rng.integers(len(self.needle_set.names)))]
 
     def _cut(self, stream: Stream, tokens: int, what: str) -> Filler:

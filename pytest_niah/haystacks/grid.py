@@ -13,19 +13,31 @@ from pytest_niah.inputs.needles import NeedleSet
 
 
 def case_id(
-    group_id: str, arm: str, order: str, length: int, position: int, scoring: str = "whole"
+    group_id: str,
+    arm: str,
+    order: str,
+    length: int,
+    position: int,
+    scoring: str = "whole",
+    seed: int | None = None,
 ) -> str:
     """The id of one needle case, e.g. ``dietary-03-onehop-inverted-L4096-p07``.
 
-    A scoring other than ``whole`` ends the id: ``...-L4096-p07-chunk-max``.
+    A draw of ``--niah-seeds`` follows the position (``...-p07-s7``); a scoring other than
+    ``whole`` ends the id: ``...-L4096-p07-chunk-max``.
     """
-    base = f"{group_id}-{arm}-{order}-L{length}-p{position:02d}"
+    base = f"{group_id}-{arm}-{order}-L{length}-p{position:02d}{seed_suffix(seed)}"
     return base if scoring == "whole" else f"{base}-{scoring}"
 
 
-def control_id(group_id: str, length: int, control: int) -> str:
-    """The id of one no-needle control, e.g. ``dietary-03-control-L4096-c0``."""
-    return f"{group_id}-control-L{length}-c{control}"
+def control_id(group_id: str, length: int, control: int, seed: int | None = None) -> str:
+    """The id of one no-needle control, e.g. ``dietary-03-control-L4096-c0`` (``-c0-s7``)."""
+    return f"{group_id}-control-L{length}-c{control}{seed_suffix(seed)}"
+
+
+def seed_suffix(seed: int | None) -> str:
+    """How an id names its draw: ``-s7``, or nothing for a run's single untagged draw."""
+    return "" if seed is None else f"-s{seed}"
 
 
 def gate_id(arm: str, length: int, scoring: str = "whole") -> str:
@@ -44,12 +56,19 @@ class CaseParam(NamedTuple):
     length: int
     position: int
     scoring: str = "whole"
+    seed: int | None = None
 
     @property
     def case_id(self) -> str:
         """The id inside one model's results."""
         return case_id(
-            self.group_id, self.arm, self.order, self.length, self.position, self.scoring
+            self.group_id,
+            self.arm,
+            self.order,
+            self.length,
+            self.position,
+            self.scoring,
+            self.seed,
         )
 
 
@@ -63,13 +82,17 @@ class GateParam(NamedTuple):
 
 
 def case_params(model: str, config: NiahConfig, needle_set: NeedleSet) -> list[CaseParam]:
-    """Every case of one model, in results order (arm, scoring, group, length, order, position)."""
+    """Every case of one model, in results order.
+
+    That is arm, scoring, group, length, draw (``--niah-seeds``), order, position.
+    """
     return [
-        CaseParam(model, arm, group.id, order, length, position, scoring)
+        CaseParam(model, arm, group.id, order, length, position, scoring, draw)
         for arm in config.arms
         for scoring in config.scoring
         for group in needle_set.groups
         for length in config.lengths
+        for draw in config.draws
         for order in config.orders
         for position in range(config.positions)
     ]

@@ -21,6 +21,7 @@ class Haystack:
         control_id: The control sharing this haystack's filler (itself, for a control).
         duplicate_position: The earlier position with the same needle at the same offset,
             when the filler had fewer gaps than positions; such a case is not counted twice.
+        seed: The draw of ``--niah-seeds`` it belongs to (``None``: the run's single draw).
     """
 
     id: str
@@ -38,6 +39,7 @@ class Haystack:
     needle_tokens: int | None = None
     needle_char: int | None = None
     duplicate_position: int | None = None
+    seed: int | None = None
 
     @property
     def is_control(self) -> bool:
@@ -47,7 +49,7 @@ class Haystack:
 
 @dataclass(frozen=True)
 class Block:
-    """The haystacks of one needle group at one length, with their tokens (same order)."""
+    """The haystacks of one needle group at one length and draw, with their tokens (same order)."""
 
     group_id: str
     length: int

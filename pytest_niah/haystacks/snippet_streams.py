@@ -91,9 +91,14 @@ class SnippetDrawer:
             term_hits=tuple(sorted(self._hits.items())),
         )
 
-    def stream(self, group_id: str, length: int, control: int, tokens: int) -> Stream:
-        """Snippets drawn for one group, length and control until ``tokens`` + 1 tokens."""
-        rng = rng_for(self.seed, "stream", group_id, length, control)
+    def stream(
+        self, group_id: str, length: int, control: int, tokens: int, seed: int | None = None
+    ) -> Stream:
+        """Snippets drawn for one group, length and control until ``tokens`` + 1 tokens.
+
+        ``seed``: the draw's seed (``None``: the drawer's).
+        """
+        rng = rng_for(self.seed if seed is None else seed, "stream", group_id, length, control)
         stream = Stream([], [])
         total = misses = 0
         while total < tokens + 1:

@@ -54,6 +54,8 @@ class CaseResult:
             invisible to it by construction (scores tie; the case counts one half).
         duplicate_of: The case with the same haystack, where positions shared an offset.
         problem: Why the case's data is invalid (e.g. a non-finite embedding), else ``None``.
+        seed: The haystack draw of ``--niah-seeds`` (``None``: the run's single draw, from
+            its ``seed``).
     """
 
     id: str
@@ -78,6 +80,7 @@ class CaseResult:
     unread: bool = False
     duplicate_of: str | None = None
     problem: str | None = None
+    seed: int | None = None
 
 
 @dataclass(frozen=True)

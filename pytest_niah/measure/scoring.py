@@ -169,6 +169,7 @@ def score_slice(
     queries: Mapping[str, str],
     orders: Sequence[str],
     window: int | None,
+    draws: Sequence[int | None] = (None,),
 ) -> None:
     """Score one (arm, scoring, length): its cases, negatives and retrieval row.
 
@@ -184,6 +185,7 @@ def score_slice(
         queries: Group id -> the input key of its question in this arm.
         orders: Needle orders, as configured (case order).
         window: Document tokens the model reads (truncation flags).
+        draws: The run's haystack draws, as configured (case order: draw, order, position).
     """
     at_length = [p for p in plan.haystacks if p.haystack.length == length]
     controls = [p for p in at_length if p.haystack.is_control]
@@ -202,7 +204,13 @@ def score_slice(
     ranked, relevant = [], []
     for g, group in enumerate(groups):
         mine = [p for p in needles if p.haystack.group_id == group.id]
-        mine.sort(key=lambda p: (orders.index(p.haystack.order or ""), p.haystack.position or 0))
+        mine.sort(
+            key=lambda p: (
+                draws.index(p.haystack.seed),
+                orders.index(p.haystack.order or ""),
+                p.haystack.position or 0,
+            )
+        )
         collected.negatives.append(
             NegativeScores(
                 arm, scoring, group.id, length, control_ids, tuple(float(s) for s in negatives[g])
@@ -270,9 +278,11 @@ def _case(
     finite = all(math.isfinite(v) for v in (cos_qh, control_score, cos_qn))
     duplicate = None
     if h.duplicate_position is not None:
-        duplicate = case_id(group.id, arm, h.order or "", h.length, h.duplicate_position, scoring)
+        duplicate = case_id(
+            group.id, arm, h.order or "", h.length, h.duplicate_position, scoring, h.seed
+        )
     return CaseResult(
-        id=case_id(group.id, arm, h.order or "", h.length, h.position or 0, scoring),
+        id=case_id(group.id, arm, h.order or "", h.length, h.position or 0, scoring, h.seed),
         group_id=group.id,
         category=group.category,
         arm=arm,
@@ -294,6 +304,7 @@ def _case(
         unread=unread,
         duplicate_of=duplicate,
         problem=None if finite else INVALID,
+        seed=h.seed,
     )
 
 

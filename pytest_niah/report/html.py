@@ -216,6 +216,7 @@ def _runs_section(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
         ("scoring", lambda r: ", ".join(r.config.scoring)),
         ("bootstrap", lambda r: str(r.config.bootstrap)),
         ("seed", lambda r: str(r.config.seed)),
+        ("seeds pooled", lambda r: ", ".join(map(str, r.config.seeds)) or "none"),
     ]
     body = [[name, *(get(r) for r in results)] for name, get in fields]
     return (

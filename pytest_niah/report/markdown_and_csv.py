@@ -22,6 +22,7 @@ from pytest_niah.report.measured_window import measured_suffix, window_note
 from pytest_niah.report.speed_text import speed_markdown
 from pytest_niah.report.terminal_tables import (
     COMPARISON_TEXT_COLUMNS,
+    draws_text,
     effective_length_text,
     length_columns,
     window_text,
@@ -222,7 +223,7 @@ def _model_section(
         "",
         f"Model {md_text(shown_path(results.model.name))} (fingerprint "
         f"{md_text(results.model.fingerprint[:12])}), {window_text(results)}"
-        f"{measured_suffix(results.model)}; seed {config.seed}, {config.positions} positions, "
+        f"{measured_suffix(results.model)}; {draws_text(results)}, {config.positions} positions, "
         f"orders {md_text(', '.join(config.orders))}.",
         "",
     ]

@@ -154,6 +154,14 @@ def window_text(results: NiahResults) -> str:
     return "reads every token" if window is None else f"reads {window} tokens"
 
 
+def draws_text(results: NiahResults) -> str:
+    """Which haystack draws a run pooled: ``seed 42``, or ``seeds 1, 2, 3 pooled``."""
+    seeds = results.config.seeds
+    if not seeds:
+        return f"seed {results.config.seed}"
+    return f"seeds {', '.join(map(str, seeds))} pooled"
+
+
 def effective_length_text(effective: EffectiveLength | None, window: int | None = None) -> str:
     """One phrase for an effective context length (empty when it was not computed).
 
@@ -186,7 +194,8 @@ def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") ->
     effective = effective_length_text(results.effective_length(arm, scoring), window)
     eff = f", effective length {effective}" if effective else ""
     reads = window_text(results) + measured_suffix(results.model)
-    return f"{label}{name}, arm {arm}, scoring {scoring}: {reads}{eff}"
+    pooled = f", {draws_text(results)}" if results.config.seeds else ""
+    return f"{label}{name}, arm {arm}, scoring {scoring}: {reads}{eff}{pooled}"
 
 
 def notes(results: NiahResults, arm: str, scoring: str) -> list[str]:

@@ -40,7 +40,7 @@ from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.results_schema import ModelInfo
 
 _Slice = tuple[str, str, int]  # (arm, scoring, length)
-_CellKey = tuple[str, str, str, str, int, int, Fraction]
+_CellKey = tuple[str, str, str, str, int, int, Fraction, int | None]
 
 
 @dataclass(frozen=True)
@@ -266,6 +266,8 @@ def _cells(results: NiahResults) -> dict[_CellKey, CaseResult]:
             # of a grid of another size sits elsewhere (or holds another name): another cell.
             c.position,
             Fraction(c.position, positions - 1) if positions > 1 else Fraction(0),
+            # A draw of --niah-seeds pairs with the same draw: the same haystacks.
+            c.seed,
         ): c
         for c in results.cases
     }

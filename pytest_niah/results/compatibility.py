@@ -73,7 +73,8 @@ def _effective_chunk(m: Measured) -> Any:
 
 # How to read each field of COMPARED (what --niah-compare-allow takes) off a run.
 _VALUE_OF: dict[str, Callable[[Measured], Any]] = {
-    "seed": lambda m: m.config.seed,
+    # The haystack draws: --niah-seeds, else the one seed.
+    "seed": lambda m: list(m.config.seeds) if m.config.seeds else m.config.seed,
     "corpus": lambda m: m.corpus,
     "needles": lambda m: m.needles,
     "expansions": lambda m: m.expansions,

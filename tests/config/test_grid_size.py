@@ -16,6 +16,7 @@ from pytest_niah.inputs.needles import builtin_needle_set
         {},
         {"arms": "onehop,literal,expand100", "scoring": "whole,chunk-max", "positions": 7},
         {"lengths": "128,4096", "orders": "default", "positions": 1},
+        {"lengths": "128,256", "seeds": "1,2,3"},
     ],
 )
 def test_cases_are_the_case_tests_the_plugin_collects(changes):
@@ -30,6 +31,16 @@ def test_the_default_grid_is_usual_and_says_its_size():
     assert size.tokens == (28 * 2 * 10 + 28) * (128 + 256 + 512 + 1024 + 2048 + 4096 + 8192)
     assert not size.is_large and size.warning() is None
     assert size.describe().startswith("3,920 cases, 4,116 haystacks, 9.6M tokens, about ")
+
+
+def test_every_draw_of_several_seeds_is_a_whole_grid():
+    one = grid_size(NiahConfig(model="m"), 28)
+    three = grid_size(NiahConfig(model="m", seeds="1,2,3"), 28)
+    assert (three.cases, three.haystacks, three.tokens) == (
+        3 * one.cases,
+        3 * one.haystacks,
+        3 * one.tokens,
+    )
 
 
 def test_a_grid_far_larger_than_usual_states_cases_tokens_and_memory():

@@ -188,6 +188,7 @@ CHANGES = {
     "bootstrap": 200,
     "orders": ("inverted",),
     "seed": 43,
+    "seeds": (1, 2),
     "device": "cpu",
     "dtype": "float16",
     "batch_size": 8,

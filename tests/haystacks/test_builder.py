@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -38,12 +39,12 @@ def build(
     kinds=("onehop",),
     controls=1,
     cache_dir=None,
+    draws=(None,),
 ):
     builder = HaystackBuilder(corpus, needle_set, tokenizer, seed, cache_dir)
     groups = needle_set.groups if selected is None else selected
-    blocks = list(
-        builder.blocks(groups, lengths, positions, kinds, ("default", "inverted"), controls)
-    )
+    orders = ("default", "inverted")
+    blocks = list(builder.blocks(groups, lengths, positions, kinds, orders, controls, draws))
     return builder, [h for b in blocks for h in b.haystacks]
 
 
@@ -106,6 +107,22 @@ def test_other_seed_other_haystacks(shared_corpus, word_tokenizer):
     _, a = build(shared_corpus, word_tokenizer, seed=1)
     _, b = build(shared_corpus, word_tokenizer, seed=2)
     assert [h.text for h in a] != [h.text for h in b]
+
+
+def test_each_draw_of_several_seeds_is_the_single_draw_of_its_seed(shared_corpus, word_tokenizer):
+    # --niah-seeds: a draw's haystacks are those --niah-seed=N draws, its ids tagged -sN.
+    _, pooled = build(shared_corpus, word_tokenizer, lengths=(64, 128), seed=42, draws=(3, 9))
+    for draw in (3, 9):
+        _, alone = build(shared_corpus, word_tokenizer, lengths=(64, 128), seed=draw)
+        mine = [h for h in pooled if h.seed == draw]
+        assert [h.id for h in mine] == [f"{h.id}-s{draw}" for h in alone]
+        assert [h.control_id for h in mine] == [f"{h.control_id}-s{draw}" for h in alone]
+        untagged = [dataclasses.replace(h, id="", control_id="", seed=None) for h in mine]
+        assert untagged == [dataclasses.replace(h, id="", control_id="") for h in alone]
+    # Blocks come length by length, each length draw by draw.
+    order = [(h.length, h.seed) for h in pooled]
+    assert order == sorted(order) and len(pooled) == 2 * len(alone)
+    assert [h.text for h in pooled if h.seed == 3] != [h.text for h in pooled if h.seed == 9]
 
 
 def test_a_group_alone_gets_the_haystacks_it_gets_among_all(shared_corpus, minilm_tokenizer):

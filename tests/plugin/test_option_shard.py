@@ -13,19 +13,22 @@ def run(niah, *args):
     return niah.run(*SMALL, *args, model=STATIC)
 
 
-def test_two_shard_jobs_then_a_gate_job_give_the_unsharded_results(niah):
-    whole = run(niah, "--niah-json=whole.json")
+@pytest.mark.parametrize("draws", [(), ("--niah-seeds=3,5",)], ids=["one-draw", "two-seeds"])
+def test_two_shard_jobs_then_a_gate_job_give_the_unsharded_results(niah, draws):
+    whole = run(niah, *draws, "--niah-json=whole.json")
     assert whole.ret == pytest.ExitCode.OK
     parts = niah.pytester.path / "parts"
     for index in (1, 2):
-        job = run(niah, f"--niah-shard={index}/2", "--niah-shard-dir=parts", "--niah-no-cache")
+        job = run(
+            niah, *draws, f"--niah-shard={index}/2", "--niah-shard-dir=parts", "--niah-no-cache"
+        )
         assert job.ret == pytest.ExitCode.OK, job.stdout.str()
         outcomes = job.parseoutcomes()
         assert outcomes.get("skipped", 0) > 0 and "passed" not in outcomes
         part = parts / f"part-{index:03d}-of-002.npz"
         job.stdout.fnmatch_lines([f"*shard {index}/2*", f"part written: {part}"])
         assert part.is_file()
-    gate = run(niah, "--niah-from-shards=parts", "--niah-json=gated.json")
+    gate = run(niah, *draws, "--niah-from-shards=parts", "--niah-json=gated.json")
     assert gate.ret == pytest.ExitCode.OK, gate.stdout.str()
     gate.stdout.fnmatch_lines(["*measured from the shard parts in*nothing embedded*"])
     whole_text = (niah.pytester.path / "whole.json").read_text(encoding="utf-8")

@@ -247,6 +247,35 @@ def test_only_identical_positions_pair_when_the_grids_differ(base):
     assert comparison.unpaired_baseline == 2 * 6 * 4
 
 
+def drawn(run: NiahResults, seeds: tuple[int, ...], shift: dict[int, float]) -> NiahResults:
+    """``run``'s cases once per draw of ``seeds`` (ids tagged), each draw's scores moved."""
+    cases = [
+        dataclasses.replace(c, id=f"{c.id}-s{s}", seed=s, cos_qh=c.cos_qh + shift.get(s, 0.0))
+        for s in seeds
+        for c in run.cases
+    ]
+    pooled = with_cases(run, cases)
+    return dataclasses.replace(pooled, config=run.config.replace(seeds=seeds))
+
+
+def test_draws_of_several_seeds_pair_seed_with_seed(base):
+    pooled = drawn(base, (1, 2), {})
+    itself = compare(pooled, pooled)
+    assert itself.paired == {("literal", "whole", 1024): 60, ("literal", "whole", 4096): 60}
+    # Draw 2 of the current run fell: only its own cells in the baseline show it.
+    fell = drawn(base, (1, 2), {2: -0.3})
+    comparison = compare(fell, pooled)
+    auc = comparison.delta("literal", 1024, "auc")
+    assert auc.delta < 0 and auc.cells == 60
+    # Other draws are another haystack sample: refused by name, paired on shared seeds.
+    other = drawn(base, (2, 3), {})
+    with pytest.raises(CompareError, match=r"seed: \[2, 3\] here, \[1, 2\] in the baseline"):
+        compare(other, pooled)
+    shared = compare(other, pooled, allow=("seed",))
+    assert shared.paired == {("literal", "whole", 1024): 30, ("literal", "whole", 4096): 30}
+    assert (shared.unpaired_current, shared.unpaired_baseline) == (60, 60)
+
+
 def test_intervals_follow_the_seed(base):
     worse = with_cases(base, [dataclasses.replace(c, cos_qh=c.cos_qh - 0.2) for c in base.cases])
     first = compare(worse, base)
