@@ -16,6 +16,7 @@ tokens, the needle at its recorded token offset.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -41,6 +42,8 @@ from pytest_niah.inputs.corpus import Corpus
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet
 
 _FIT_ATTEMPTS = 6
+# Tokens a stream draws beyond its length for the needle (a guess: only prefetching reads it).
+_NEEDLE_ALLOWANCE = 40
 
 
 @dataclass
@@ -125,8 +128,15 @@ class HaystackBuilder:
         # Results are yielded in order, a few ahead at most, so memory stays flat.
         pool = ThreadPoolExecutor(self.threads, thread_name_prefix="pytest-niah-build")
         ahead: deque[Future[Block]] = deque()
+        # Sentence counts of a length's streams are counted in one call before its blocks
+        # (the next length's while this one's build): see SnippetDrawer.prefetch.
+        self._prefetch(lengths[0], controls, draws)
+        following = dict(itertools.pairwise(lengths))
         try:
             for job in jobs:
+                length, draw, group = job
+                if length in following and (draw, group) == (draws[0], self.needle_set.groups[0]):
+                    pool.submit(self._prefetch, following[length], controls, draws)
                 ahead.append(pool.submit(build, job))
                 if len(ahead) > self.threads:
                     yield ahead.popleft().result()
@@ -135,6 +145,23 @@ class HaystackBuilder:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             self._draw.save_counts()
+
+    def _prefetch(self, length: int, controls: int, draws: Sequence[int | None]) -> None:
+        """Count the sentences the streams of one length will most likely draw, at once."""
+        self._draw.prefetch(
+            [
+                (
+                    group.id,
+                    length,
+                    control,
+                    length + (_NEEDLE_ALLOWANCE if control == 0 else 0),
+                    draw,
+                )
+                for draw in draws
+                for group in self.needle_set.groups
+                for control in range(controls)
+            ]
+        )
 
     def block(
         self,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +33,12 @@ MIN_SNIPPET_TOKENS = 48
 SNIPPET_SENTENCES = 24  # at most this many consecutive sentences per snippet
 MAX_CONSECUTIVE_REJECTS = 2000
 _COUNT_AHEAD = 8  # sentences counted per tokenizer call while drawing a snippet
+# Below a snippet's mean budget (148): a stream's prefetch replays about one snippet more
+# than it usually takes.
+_EXPECTED_SNIPPET_TOKENS = 120
+
+# (group id, length, control, tokens, seed): what :meth:`SnippetDrawer.stream` is called with.
+StreamSpec = tuple[str, int, int, int, int | None]
 
 
 class SnippetDrawer:
@@ -91,6 +97,23 @@ class SnippetDrawer:
             term_hits=tuple(sorted(self._hits.items())),
         )
 
+    def prefetch(self, streams: Sequence[StreamSpec]) -> None:
+        """Count, in one tokenizer call, the sentences these streams will most likely read.
+
+        A snippet's (book, start, budget) come from its stream's generator before any count
+        is known, so the first snippets of each stream are replayed here, and the first
+        sentences of each counted at once. :meth:`stream` then finds them counted; what it
+        needs beyond them it counts as before. Haystacks do not depend on it.
+        """
+        wanted: dict[int, list[int]] = {}
+        for group_id, length, control, tokens, seed in streams:
+            rng = rng_for(self.seed if seed is None else seed, "stream", group_id, length, control)
+            for _ in range(-(-(tokens + 1) // _EXPECTED_SNIPPET_TOKENS) + 1):
+                book, start, _ = self._choice(rng)
+                stop = min(start + _COUNT_AHEAD, len(self.books[book]))
+                wanted.setdefault(book, []).extend(range(start, stop))
+        self._counts.fill(wanted)
+
     def stream(
         self, group_id: str, length: int, control: int, tokens: int, seed: int | None = None
     ) -> Stream:
@@ -119,12 +142,17 @@ class SnippetDrawer:
             total += sum(snippet[1])
         return stream
 
+    def _choice(self, rng: np.random.Generator) -> tuple[int, int, int]:
+        """A snippet's book, first sentence and token budget: drawn before any count."""
+        book = int(rng.integers(len(self.books)))
+        start = int(rng.integers(len(self.books[book])))
+        budget = int(rng.integers(MIN_SNIPPET_TOKENS, MAX_SNIPPET_TOKENS + 1))
+        return book, start, budget
+
     def _snippet(self, rng: np.random.Generator) -> tuple[list[str], list[int]] | None:
         """One run of consecutive sentences under the token budget, or None if rejected."""
-        book = int(rng.integers(len(self.books)))
+        book, start, budget = self._choice(rng)
         sentences = self.books[book]
-        start = int(rng.integers(len(sentences)))
-        budget = int(rng.integers(MIN_SNIPPET_TOKENS, MAX_SNIPPET_TOKENS + 1))
         chosen: list[str] = []
         chosen_counts: list[int] = []
         total = 0
