@@ -26,22 +26,20 @@ from pathlib import Path
 
 from pytest_niah.errors import HaystackError
 from pytest_niah.haystacks.audit import AuditReport
+from pytest_niah.haystacks.exact_cuts import ExactCuts
 from pytest_niah.haystacks.fillers import (
     Filler,
     Stream,
     compose,
-    leading_sentences,
-    sentence_slots,
 )
 from pytest_niah.haystacks.grid import case_id, control_id
 from pytest_niah.haystacks.haystack import Block, Haystack, rng_for
 from pytest_niah.haystacks.placement import Placement, place
 from pytest_niah.haystacks.snippet_streams import SnippetDrawer
-from pytest_niah.haystacks.tokens import Encoded, Tokenizer
+from pytest_niah.haystacks.tokens import Tokenizer
 from pytest_niah.inputs.corpus import Corpus
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet
 
-_FIT_ATTEMPTS = 6
 # Tokens a stream draws beyond its length for the needle (a guess: only prefetching reads it).
 _NEEDLE_ALLOWANCE = 40
 
@@ -71,6 +69,7 @@ class HaystackBuilder:
         self._draw = SnippetDrawer(
             self.corpus, self.needle_set, self.tokenizer, self.seed, self.cache_dir
         )
+        self._cuts = ExactCuts(self.tokenizer)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -232,7 +231,7 @@ class HaystackBuilder:
         draw: int | None,
     ) -> Block | None:
         """The block from drawn streams; ``None`` when a control cut without ``exact`` missed."""
-        fit = self._fit if exact else self._cut
+        fit = self._cuts.fit if exact else self._cuts.cut
         stream = streams[0]
         fillers = [
             fit(source, length, control_id(group.id, length, index, draw))
@@ -288,7 +287,7 @@ class HaystackBuilder:
             filler, placement = placed[key]
             hid = case_id(group.id, kind, order, length, position, seed=draw)
             text, needle_char = composed[key]
-            encoding, text, needle_char, offset = self._verified(
+            encoding, text, needle_char, offset = self._cuts.verified(
                 hid,
                 stream,
                 length,
@@ -328,74 +327,3 @@ class HaystackBuilder:
         # One name per (group, length, position), shared by orders and arms so they pair up.
         rng = rng_for(self.seed if draw is None else draw, "name", group_id, length, position)
         return self.needle_set.names[int(rng.integers(len(self.needle_set.names)))]
-
-    def _cut(self, stream: Stream, tokens: int, what: str) -> Filler:
-        """As :meth:`_fit` with one tokenizer call: the cut is not tokenized again (check it)."""
-        parts = leading_sentences(stream, tokens + 8)
-        text = " ".join(parts)
-        (encoding,) = self.tokenizer.encode_batch([text])
-        count = len(encoding)
-        if count < tokens:
-            return self._fit(stream, tokens, what)  # it raises the error that explains
-        whole = Filler(text, encoding, count, parts, sentence_slots(parts, text, encoding, count))
-        return whole if count == tokens else whole.prefix(tokens)
-
-    def _fit(self, stream: Stream, tokens: int, what: str) -> Filler:
-        """The stream's first ``tokens`` tokens, cut at a token end and verified."""
-        parts = leading_sentences(stream, tokens + 8)
-        text = " ".join(parts)
-        for _ in range(_FIT_ATTEMPTS):
-            (encoding,) = self.tokenizer.encode_batch([text])
-            count = len(encoding)
-            if count == tokens:
-                return Filler(
-                    text, encoding, tokens, parts, sentence_slots(parts, text, encoding, tokens)
-                )
-            if count < tokens:
-                break
-            span = encoding.token_to_chars(tokens - 1)
-            if span is None:
-                break
-            text = text[: span[1]]
-        raise HaystackError(
-            f"{what}: could not cut the text to exactly {tokens} tokens with this tokenizer "
-            "(its token count is not stable under truncation)",
-            "report this model to pytest-niah",
-        )
-
-    def _verified(
-        self,
-        hid: str,
-        stream: Stream,
-        length: int,
-        needle: str,
-        needle_tokens: int,
-        encoding: Encoded,
-        text: str,
-        needle_char: int,
-        offset: int,
-        between: str,
-    ) -> tuple[Encoded, str, int, int]:
-        """The needle haystack, checked; a miss (joins merged or split tokens) is rebuilt."""
-        filler_tokens = length - needle_tokens
-        for _ in range(_FIT_ATTEMPTS):
-            got = len(encoding)
-            if got == length:
-                first = encoding.char_to_token(needle_char)
-                last = encoding.char_to_token(needle_char + len(needle.rstrip()) - 1)
-                if first is None or last is None or last - first + 1 != needle_tokens:
-                    raise HaystackError(
-                        f"{hid}: the needle is tokenized differently inside the haystack",
-                        "report this model and needle to pytest-niah",
-                    )
-                return encoding, text, needle_char, first
-            filler_tokens -= got - length
-            filler = self._fit(stream, filler_tokens, hid)
-            slots = filler.sentence_slots if between == "sentences" else filler.word_slots()
-            slot = min(slots, key=lambda s: (abs(s - offset), s))
-            text, needle_char = compose(filler, slot, needle)
-            (encoding,) = self.tokenizer.encode_batch([text])
-        raise HaystackError(
-            f"{hid}: could not reach exactly {length} tokens with the needle inserted",
-            "report this model to pytest-niah",
-        )

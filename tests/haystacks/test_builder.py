@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from pytest_niah.errors import HaystackError
 from pytest_niah.haystacks.builder import HaystackBuilder
+from pytest_niah.haystacks.exact_cuts import ExactCuts
 from pytest_niah.haystacks.haystack import stable_key
 from pytest_niah.haystacks.placement import target_offsets
 from pytest_niah.inputs.corpus import Book, Corpus
@@ -349,7 +350,7 @@ def test_fillers_cut_from_the_control_are_those_tokenized_alone(
     tokenizer = request.getfixturevalue(which)
     lengths = (128, 1000)
     _, fast = build(shared_corpus, tokenizer, lengths=lengths, positions=10)
-    monkeypatch.setattr(HaystackBuilder, "_cut", HaystackBuilder._fit)
+    monkeypatch.setattr(ExactCuts, "cut", ExactCuts.fit)
     _, exact = build(shared_corpus, tokenizer, lengths=lengths, positions=10)
     assert [h.id for h in fast] == [h.id for h in exact]
     assert fast == exact
