@@ -14,6 +14,7 @@ targets are ratios printed by ``benchmarks/bench_grid.py``, never asserted here.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -247,3 +248,22 @@ def test_the_long_bench_reports_memory_and_time_per_length(tmp_path: Path, share
         assert row["rss_mib"] > 50 and row["seconds"] > 0 and row["tokens"] > 0, row
     assert rows[1]["tokens"] > rows[0]["tokens"]
     assert "peak RSS" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_readme_speed_figure_is_drawn_from_three_real_runs(tmp_path: Path):
+    """``benchmarks/readme_speed_figure.py``: the report's speed figure, a PNG, and its rates."""
+    out = tmp_path / "speed.png"
+    command = [
+        sys.executable,
+        str(REPO / "benchmarks" / "readme_speed_figure.py"),
+        "--lengths=128,256",
+        f"--out={out}",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    lines = [line for line in done.stdout.splitlines() if "tokens/s:" in line]
+    assert [line.split(" (")[0] for line in lines] == ["baseline", "minilm", "static"]
+    for line in lines:
+        assert re.search(r"128: [\d,]+, 256: [\d,]+$", line), line

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_niah.report.comparison import ReportComparison
 
 SPEED_FIGURE_ID = "fig-speed"
+LOG_ABOVE = 30.0  # fastest / slowest tokens/s past which the axis is logarithmic
 
 
 def measured(speed: SpeedRecord | None) -> list[tuple[int, float]]:
@@ -46,6 +47,7 @@ def speed_figure(
 ) -> bytes:
     """Tokens/s per length, a colour per model; ``baselines[i]`` beside model ``i``."""
     lengths: set[int] = set()
+    rates: list[float] = []
     with figure_style():
         fig, (ax,) = new_figure()
         for index, (result, label) in enumerate(zip(results, labels, strict=True)):
@@ -71,11 +73,30 @@ def speed_figure(
                     label=f"{label}: this run" if base else label,
                 )
             lengths.update(n for n, _ in current + base)
-        ax.set_ylim(bottom=0)
+            rates += [rate for _, rate in current + base]
+        if y_scale(rates) == "log":
+            from matplotlib.ticker import FuncFormatter
+
+            ax.set_yscale("log")
+            # Plain numbers: the report's style turns mathtext off, so 10^k would show raw.
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+        else:
+            ax.set_ylim(bottom=0)
         lengths_axis(ax, sorted(lengths))
         finish_axes(ax, "Embedding speed vs haystack length", "tokens/s (model time)")
         outside_legend(fig, [ax])
         return png_bytes(fig)
+
+
+def y_scale(rates: Sequence[float]) -> str:
+    """``log`` where the fastest rate is over :data:`LOG_ABOVE` times the slowest, else ``linear``.
+
+    A static model beside a transformer flattens the slower line to zero on a linear axis.
+    """
+    positive = [rate for rate in rates if rate > 0]
+    if positive and max(positive) > LOG_ABOVE * min(positive):
+        return "log"
+    return "linear"
 
 
 def has_speed(results: Sequence[NiahResults]) -> bool:

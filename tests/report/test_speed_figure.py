@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_niah.report import ReportComparison, write_report
-from pytest_niah.report.speed_figure import SPEED_FIGURE_ID, speed_figure
+from pytest_niah.report.speed_figure import LOG_ABOVE, SPEED_FIGURE_ID, speed_figure, y_scale
 from pytest_niah.report.speed_text import speed_line, speed_markdown
 from pytest_niah.results.compare import compare_results
 from pytest_niah.results.niah_results import NiahResults
@@ -103,3 +103,18 @@ def test_summary_md_has_a_speed_section(results, tmp_path):
     assert "### lexical:tfidf: speed (model time, never gated)" in summary
     assert "| 128 | 512 | 0.010 | 50,000 |" in summary
     assert SPEED_FIGURE_ID == "fig-speed"
+
+
+def test_speeds_far_apart_get_a_logarithmic_axis(results):
+    # A static model beside a transformer: on a linear axis the slower line lies on zero.
+    assert y_scale([3_000.0, 5_000.0]) == "linear"
+    assert y_scale([3_000.0, 3_000.0 * LOG_ABOVE]) == "linear"
+    assert y_scale([3_000.0, 3_000.0 * LOG_ABOVE + 1]) == "log"
+    assert y_scale([0.0, 5.0, 5_000.0]) == "log"  # a zero rate is not drawn on a log axis
+    assert y_scale([]) == "linear"
+    apart = [
+        dataclasses.replace(results, speed=record(5_000.0, 4_000.0)),
+        dataclasses.replace(results, speed=record(5_000_000.0, 4_000_000.0)),
+    ]
+    near = [apart[0], dataclasses.replace(results, speed=record(6_000.0, 5_000.0))]
+    assert speed_figure(apart, ["a", "b"]) != speed_figure(near, ["a", "b"])
