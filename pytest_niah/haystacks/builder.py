@@ -33,7 +33,7 @@ from pytest_niah.haystacks.fillers import (
     compose,
 )
 from pytest_niah.haystacks.grid import case_id, control_id
-from pytest_niah.haystacks.haystack import Block, Haystack, rng_for
+from pytest_niah.haystacks.haystack import Block, Haystack, draw_seed, rng_for
 from pytest_niah.haystacks.placement import Placement, place
 from pytest_niah.haystacks.snippet_streams import SnippetDrawer
 from pytest_niah.haystacks.tokens import Tokenizer
@@ -131,11 +131,13 @@ class HaystackBuilder:
         # (the next length's while this one's build): see SnippetDrawer.prefetch.
         self._prefetch(lengths[0], controls, draws)
         following = dict(itertools.pairwise(lengths))
+        started: int | None = None
         try:
             for job in jobs:
-                length, draw, group = job
-                if length in following and (draw, group) == (draws[0], self.needle_set.groups[0]):
-                    pool.submit(self._prefetch, following[length], controls, draws)
+                if job[0] != started:  # a length's first block: count the next length's
+                    started = job[0]
+                    if started in following:
+                        pool.submit(self._prefetch, following[started], controls, draws)
                 ahead.append(pool.submit(build, job))
                 if len(ahead) > self.threads:
                     yield ahead.popleft().result()
@@ -325,5 +327,5 @@ class HaystackBuilder:
 
     def _name(self, group_id: str, length: int, position: int, draw: int | None) -> str:
         # One name per (group, length, position), shared by orders and arms so they pair up.
-        rng = rng_for(self.seed if draw is None else draw, "name", group_id, length, position)
+        rng = rng_for(draw_seed(self.seed, draw), "name", group_id, length, position)
         return self.needle_set.names[int(rng.integers(len(self.needle_set.names)))]

@@ -64,6 +64,11 @@ def stable_key(*parts: object) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
+def draw_seed(seed: int, draw: int | None) -> int:
+    """The seed of a haystack draw: a ``--niah-seeds`` draw's own, else the run's ``seed``."""
+    return seed if draw is None else draw
+
+
 def rng_for(seed: int, *parts: object) -> np.random.Generator:
     """An independent generator for one named random choice of one run."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stable_key(*parts)])))

@@ -59,7 +59,7 @@ class SentenceCounts:
         """Count the missing ones of ``wanted`` (book -> sentence indices) in one call.
 
         One large call instead of many small ones: a small tokenizer call waits behind any
-        large one running in the tokenizer's thread pool (50x slower beside haystack building).
+        large one running in the tokenizer's thread pool (see ``fast_tokenizer``).
         """
         missing = [
             (book, index)

@@ -21,7 +21,7 @@ import numpy as np
 from pytest_niah.errors import HaystackError
 from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.haystacks.fillers import Stream
-from pytest_niah.haystacks.haystack import rng_for
+from pytest_niah.haystacks.haystack import draw_seed, rng_for
 from pytest_niah.haystacks.sentence_counts import SentenceCounts, counts_file
 from pytest_niah.haystacks.tokens import Tokenizer
 from pytest_niah.inputs.corpus import Corpus
@@ -107,7 +107,7 @@ class SnippetDrawer:
         """
         wanted: dict[int, list[int]] = {}
         for group_id, length, control, tokens, seed in streams:
-            rng = rng_for(self.seed if seed is None else seed, "stream", group_id, length, control)
+            rng = rng_for(draw_seed(self.seed, seed), "stream", group_id, length, control)
             for _ in range(-(-(tokens + 1) // _EXPECTED_SNIPPET_TOKENS) + 1):
                 book, start, _ = self._choice(rng)
                 stop = min(start + _COUNT_AHEAD, len(self.books[book]))
@@ -121,7 +121,7 @@ class SnippetDrawer:
 
         ``seed``: the draw's seed (``None``: the drawer's).
         """
-        rng = rng_for(self.seed if seed is None else seed, "stream", group_id, length, control)
+        rng = rng_for(draw_seed(self.seed, seed), "stream", group_id, length, control)
         stream = Stream([], [])
         total = misses = 0
         while total < tokens + 1:
