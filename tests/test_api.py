@@ -12,7 +12,7 @@ import pytest_niah
 from pytest_niah import NiahConfig, NiahResults, compare, run_experiment, write_report
 from pytest_niah.experiment import RunReport
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PYTHON_API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "python-api.md"
 
 
 def tiny(shared_corpus_dir: Path) -> NiahConfig:
@@ -95,23 +95,23 @@ def test_write_report_refuses_more_comparisons_than_results(shared_corpus_dir, t
         write_report([results], tmp_path / "r", comparisons=[comparison, comparison])
 
 
-def test_readme_python_api_example_uses_only_exported_names():
-    section = README.read_text(encoding="utf-8").split("## Python API", 1)[1]
+def test_docs_python_api_example_uses_only_exported_names():
+    section = PYTHON_API_PAGE.read_text(encoding="utf-8").split("# Python API", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
     imported = re.search(r"from pytest_niah import ([^\n]+)", code.group(1))
     assert imported is not None
     for name in imported.group(1).split(","):
         assert hasattr(pytest_niah, name.strip()), name
-    compile(code.group(1), "README.md", "exec")
+    compile(code.group(1), "docs/python-api.md", "exec")
 
 
 @pytest.mark.slow
-def test_readme_python_api_example_runs_as_written(tmp_path, monkeypatch):
-    section = README.read_text(encoding="utf-8").split("## Python API", 1)[1]
+def test_docs_python_api_example_runs_as_written(tmp_path, monkeypatch):
+    section = PYTHON_API_PAGE.read_text(encoding="utf-8").split("# Python API", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
     monkeypatch.chdir(tmp_path)
-    exec(compile(code.group(1), "README.md", "exec"), {})
+    exec(compile(code.group(1), "docs/python-api.md", "exec"), {})
     assert (tmp_path / "minilm.json").is_file()
     assert (tmp_path / "niah-report" / "report.html").is_file()

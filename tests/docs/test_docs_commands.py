@@ -1,0 +1,54 @@
+"""Every shell command in the README and the docs runs as written, from the pages' text.
+
+Each page's ``bash`` blocks run in order in one fresh folder (a later block may read what an
+earlier one wrote, as a reader's would), offline, with a shared embedding cache. The folder's
+``pytest.ini`` narrows the default grid (two lengths, two positions, two needle groups) so
+that a command naming no grid finishes in seconds; options a command names still win over it.
+A block marked ``<!-- docs-test: skip (why) -->`` is left out, and the marks are listed here
+so a new one is seen in review.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from doc_blocks import ROOT, Block, blocks, doc_pages, run_shell
+
+SMALL_GRID = """\
+[pytest]
+niah_lengths = 128,256
+niah_positions = 2
+niah_groups = dietary-01,location-01
+"""
+
+
+def runnable(page: Path) -> list[Block]:
+    return [b for b in blocks(page, "bash") if b.marker != "skip"]
+
+
+PAGES = [page for page in doc_pages() if runnable(page)]
+
+
+def test_the_pages_run_some_commands_and_skip_few():
+    every = [b for page in doc_pages() for b in blocks(page, "bash")]
+    skipped = [b for b in every if b.marker == "skip"]
+    assert len(PAGES) >= 4
+    # A skip names a need no offline test meets, or the test that runs the block instead.
+    needs = ("hub", "served", "package index", "GPU", "suite", "mutant", "tox", "tests/", "timings")
+    for block in skipped:
+        assert any(need in block.detail for need in needs), block.where
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_page_commands_run_as_written(page: Path, tmp_path: Path):
+    folder = tmp_path / "reader"
+    folder.mkdir()
+    (folder / "pytest.ini").write_text(SMALL_GRID)
+    cache = tmp_path.parent.parent / "docs-commands-cache"  # shared by the pages of one run
+    for block in runnable(page):
+        done = run_shell(block.code, folder, strict=True, NIAH_CACHE_DIR=str(cache))
+        assert done.returncode == block.expected_exit, (
+            f"{block.where} exited {done.returncode}:\n{block.code}\n{done.stdout}\n{done.stderr}"
+        )
