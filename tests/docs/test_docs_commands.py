@@ -10,10 +10,11 @@ so a new one is seen in review.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from doc_blocks import ROOT, Block, blocks, doc_pages, run_shell
+from doc_blocks import README, ROOT, Block, blocks, doc_pages, run_shell, section
 
 SMALL_GRID = """\
 [pytest]
@@ -52,3 +53,23 @@ def test_the_page_commands_run_as_written(page: Path, tmp_path: Path):
         assert done.returncode == block.expected_exit, (
             f"{block.where} exited {done.returncode}:\n{block.code}\n{done.stdout}\n{done.stderr}"
         )
+
+
+@pytest.mark.slow
+def test_the_readme_excerpt_is_what_its_command_prints_today(tmp_path: Path):
+    # The numbers depend on the grid; the wording of the title, the columns and the notes
+    # must be today's (a stale excerpt once titled a 254-token model "effective length 512").
+    reading = section(README, "## Reading the output")
+    (command,) = [b for b in blocks(README, "bash") if f"```bash\n{b.code}```" in reading]
+    (excerpt,) = [b for b in blocks(README, "text") if f"```text\n{b.code}```" in reading]
+    folder = tmp_path / "reader"
+    folder.mkdir()
+    (folder / "pytest.ini").write_text(SMALL_GRID)
+    cache = tmp_path.parent.parent / "docs-commands-cache"
+    done = run_shell(command.code, folder, strict=True, NIAH_CACHE_DIR=str(cache))
+    assert done.returncode == 0, done.stdout + done.stderr
+    title, header, *rest = excerpt.code.splitlines()[1:]
+    assert title.split(", effective length")[0] + ", effective length" in done.stdout
+    assert header in done.stdout
+    past_window = next(line for line in rest if "past the window" in line)
+    assert re.split(r"\d", past_window)[0] in done.stdout
