@@ -44,6 +44,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_checks import check_config, check_groups, check_output
 from gate_variants import NO_OP, SMALL_VARIANTS, Variant, packaged_minilm_folder, select
 
 STATES = ("regressed", "inconclusive", "within allowance", "improved")
@@ -87,6 +88,16 @@ def integers(text: str, what: str) -> tuple[int, ...]:
     return values
 
 
+def check_allowance(parser: argparse.ArgumentParser, allowance: str) -> None:
+    from pytest_niah.config.gate_expressions import parse_allowances
+    from pytest_niah.errors import NiahError
+
+    try:
+        parse_allowances(allowance)
+    except NiahError as exc:
+        parser.error(f"--allowance: {exc}")
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--small", action="store_true", help="2 seeds, 2 lengths, 3 variants")
@@ -116,6 +127,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.variant_list = select(args.variants)
     except ValueError as error:
         raise SystemExit(f"bench_gates: --variants: {error}") from None
+    if args.budget_s is not None and not args.budget_s > 0:
+        parser.error(f"--budget-s: {args.budget_s} is not a positive number of seconds")
+    check_groups(parser, args.groups)
+    check_config(
+        parser,
+        model="packaged-minilm",
+        lengths=args.length_list,
+        positions=args.positions,
+        seeds=args.seed_list,
+        orders=args.orders,
+    )
+    check_allowance(parser, args.allowance)
+    check_output(parser, "--json", args.json)
     return args
 
 

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench_checks import check_output
 from bench_grid import DEFAULT_CORPUS, QUICK, REPO, TARGETS, _log, _verdict
 
 if importlib.util.find_spec("pytest_niah") is None:
@@ -607,6 +608,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     unknown = set(filter(None, args.models.split(","))) - {STANDIN, MINILM}
     if unknown or args.repeat < 1:
         parser.error(f"--models takes {STANDIN},{MINILM}; --repeat at least 1")
+    check_output(parser, "--json", args.json)
     return args
 
 
@@ -692,6 +694,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_gpu.py: {exc}", file=sys.stderr)
         return 2
     if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
     return 0
 

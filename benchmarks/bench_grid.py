@@ -41,6 +41,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_checks import check_at_least, check_config, check_groups, check_output
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
@@ -73,10 +75,8 @@ def _log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def _config(args: argparse.Namespace, **changes: Any) -> Any:
-    from pytest_niah.config.niah import NiahConfig
-
-    values: dict[str, Any] = {
+def _grid_values(args: argparse.Namespace) -> dict[str, Any]:
+    return {
         "model": args.model,
         "corpus": str(args.corpus),
         "lengths": args.lengths,
@@ -85,7 +85,13 @@ def _config(args: argparse.Namespace, **changes: Any) -> Any:
         "device": args.device,
         "dtype": args.dtype,
     }
-    return NiahConfig(**{k: v for k, v in (values | changes).items() if v is not None})
+
+
+def _config(args: argparse.Namespace, **changes: Any) -> Any:
+    from pytest_niah.config.niah import NiahConfig
+
+    values = _grid_values(args) | changes
+    return NiahConfig(**{k: v for k, v in values.items() if v is not None})
 
 
 def _device_memory() -> float | None:
@@ -327,7 +333,14 @@ def main(argv: list[str] | None = None) -> int:
         args.lengths = args.lengths or QUICK["lengths"]
         args.positions = args.positions or QUICK["positions"]
         args.groups = args.groups or QUICK["groups"]
-    skip = set(filter(None, args.skip.split(",")))
+    skip = set(filter(None, (step.strip() for step in args.skip.split(","))))
+    if skip - set(STEPS):
+        parser.error(f"--skip: unknown step(s) {', '.join(sorted(skip - set(STEPS)))}; "
+                     f"the steps are {', '.join(STEPS)}")  # fmt: skip
+    check_at_least(parser, "--repeat", args.repeat, 1)
+    check_groups(parser, args.groups)
+    check_config(parser, **_grid_values(args))
+    check_output(parser, "--json", args.json)
     steps = {"a": bare_encode, "b": cold_run, "c": warm_pytest, "d": peak_rss, "e": collection}
     results: dict[str, Any] = {}
     for step in STEPS:
@@ -353,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     print("\n".join(report["verdicts"]))
     if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1, default=str))
     return 0
 

@@ -21,6 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench_checks import check_config, check_output
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = "packaged"  # the books shipped with pytest-niah; a folder works too
 
@@ -56,15 +58,17 @@ def measure(model: str, corpus: str, length: int) -> dict[str, Any]:
     return {"length": length, **json.loads(done.stdout.strip().splitlines()[-1])}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="packaged-static")
     parser.add_argument("--corpus", type=str, default=DEFAULT_CORPUS)
     parser.add_argument("--lengths", default="8192,16384,32768")
     parser.add_argument("--json", type=Path, default=None, help="write every number here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    config = check_config(parser, model=args.model, corpus=args.corpus, lengths=args.lengths)
+    check_output(parser, "--json", args.json)
     rows = []
-    for length in (int(x) for x in args.lengths.split(",")):
+    for length in config.lengths:
         row = measure(args.model, args.corpus, length)
         rows.append(row)
         if "error" in row:
@@ -82,6 +86,7 @@ def main() -> None:
         ).stdout.strip()
         machine = {"platform": platform.platform(), "cpus": os.cpu_count()}
         document = {"model": args.model, "machine": machine, "commit": commit, "rows": rows}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
 
 

@@ -14,6 +14,8 @@ import platform
 import tempfile
 from pathlib import Path
 
+from bench_checks import check_config, check_output
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -27,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "speed-figure.png")
     parser.add_argument("--lengths", default="128,256,512,1024")
     args = parser.parse_args(argv)
+    check_config(parser, model="packaged-minilm", lengths=args.lengths)
+    check_output(parser, "--out", args.out)
     grid = {"lengths": args.lengths, "positions": 2, "groups": ("dietary", "location")}
     runs = {}
     for name, model in (

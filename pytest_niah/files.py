@@ -11,6 +11,8 @@ removed the next time the same file is written.
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
 import os
 import secrets
 import shutil
@@ -19,6 +21,70 @@ import tempfile
 from pathlib import Path
 
 TMP_MARK = ".niah-tmp-"  # in the name of every temporary file beside an output
+MiB = 1 << 20
+
+
+class ReadRefused(OSError):
+    """A file not read at all: not a regular file, or larger than the most that is read.
+
+    ``problem`` does not name the file: the caller's message does, in its own way.
+    """
+
+    def __init__(self, problem: str, fix: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.fix = fix
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes.
+
+    A device (``/dev/zero``), pipe or socket never ends or blocks, and a huge file would
+    fill memory: each is refused before a byte is read.
+
+    Raises:
+        ReadRefused: not a regular file, or over ``limit`` bytes (the message says which).
+        IsADirectoryError: a folder.
+        OSError: the file cannot be opened or read.
+    """
+    # Non-blocking: opening a pipe with no writer would otherwise wait for one forever.
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            raise ReadRefused(
+                f"not a regular file (a device, pipe or socket), so it is not read as a {what}",
+                f"give the path of a {what} file",
+            )
+        if os.fstat(descriptor).st_size > limit:
+            raise too_large(limit, what)
+        data = handle.read(limit + 1)  # it may have grown since
+    if len(data) > limit:
+        raise too_large(limit, what)
+    return data
+
+
+def too_large(limit: int, what: str) -> ReadRefused:
+    """The refusal of a file (or its decompressed content) past ``limit`` bytes."""
+    return ReadRefused(
+        f"larger than {limit // MiB} MiB, the most read of a {what}, so it is not read",
+        f"check that it is a {what} (not another file)",
+    )
+
+
+def gunzip_bounded(data: bytes, limit: int, what: str) -> bytes:
+    """``data`` decompressed (gzip), refused past ``limit`` bytes (a decompression bomb)."""
+    import gzip
+
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+        out = stream.read(limit + 1)
+    if len(out) > limit:
+        raise too_large(limit, what)
+    return out
+
+
 _NAME_MAX = 255
 _PATH_MAX = 4096
 

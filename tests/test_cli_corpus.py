@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from pytest_niah.cli import main
 from pytest_niah.inputs.corpus import load_folder
 from pytest_niah.inputs.packaged_corpus import describe, packaged_corpus
@@ -38,3 +40,23 @@ def test_corpus_export_over_a_different_file_is_one_error_line(tmp_path, capsys)
     err = capsys.readouterr().err
     assert err.startswith("pytest-niah: error:")
     assert "Traceback" not in err
+
+
+def test_corpus_export_to_a_file_says_the_path_is_a_file_and_keeps_it(tmp_path, capsys):
+    target = tmp_path / "afile"
+    target.write_text("mine", encoding="utf-8")
+    assert main(["corpus", "--export", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"Cannot export the packaged books to {target}: it is a file, not a folder" in err
+    assert "Fix: give a folder" in err and len(err.splitlines()) == 1
+    assert target.read_text(encoding="utf-8") == "mine"  # nothing written over it
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_corpus_export_to_an_empty_name_is_refused(tmp_path, capsys, monkeypatch, value):
+    """``--export "$DIR"`` with the variable unset: refused, not a plain listing."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["corpus", "--export", value]) == 2
+    captured = capsys.readouterr()
+    assert "--export: the folder is empty (an unset variable?)" in captured.err
+    assert captured.out == "" and list(tmp_path.iterdir()) == []

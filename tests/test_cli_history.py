@@ -375,3 +375,12 @@ def test_history_ends_on_the_run_compare_previous_picks_when_saved_in_one_second
     previous = resolve_run("previous", store=tmp_path, label=LABEL)
     assert [row[2] for row in body[:2]] == ["one-a", "one-b"]
     assert previous.name == f"{body[1][2]}.json.gz"
+
+
+def test_a_storage_that_is_a_file_says_so(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("not runs", encoding="utf-8")
+    code, out, err = history(capsys, "--storage", str(afile))
+    assert code == 2 and out == ""
+    assert f"--storage: {afile} is a file, not a folder of saved runs" in err
+    assert "does not exist" not in err and len(err.splitlines()) == 1

@@ -60,3 +60,20 @@ def test_a_manifest_with_a_repeated_key_or_a_non_finite_number_is_refused(part, 
         read_part(part)
     assert str(part) in str(info.value) and problem in str(info.value)
     assert "Fix:" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (json.dumps(str(PART_SCHEMA)), f'part schema "{PART_SCHEMA}", not a whole number'),
+        ("true", "part schema true, not a whole number"),
+        (str(PART_SCHEMA + 1), f"part schema {PART_SCHEMA + 1}, this one reads {PART_SCHEMA}"),
+    ],
+)
+def test_a_part_schema_of_another_type_is_shown_as_it_is_written(part, value, shown):
+    """``"2"`` (a string) against 2 was "part schema 2, this one reads 2": now told apart."""
+    text = json.dumps({**MANIFEST, "part_schema": "PLACEHOLDER"}).replace('"PLACEHOLDER"', value)
+    with_manifest_text(part, text)
+    with pytest.raises(ShardError) as info:
+        read_part(part)
+    assert shown in str(info.value)

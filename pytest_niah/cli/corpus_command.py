@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from pytest_niah.cli.common import EXIT_OK
+from pytest_niah.errors import CliError
 
 
 def add_corpus(commands: Any) -> None:
@@ -31,7 +32,12 @@ def run_corpus(args: argparse.Namespace) -> int:
     """List the packaged books, or export them."""
     from pytest_niah.inputs.packaged_corpus import describe, export
 
-    if args.export:
+    if args.export is not None:
+        if not args.export.strip():
+            raise CliError(
+                "--export: the folder is empty (an unset variable?), so nothing would be written",
+                "give the folder to write the books into, e.g. --export books",
+            )
         written = export(args.export)
         for path in written:
             sys.stdout.write(f"{path}\n")

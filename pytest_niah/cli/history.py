@@ -87,6 +87,11 @@ def run_history(args: argparse.Namespace) -> int:
     if not min_change >= 0:
         raise CliError(f"--min-drift: {args.min_drift} is not a number >= 0")
     store = Path(args.storage) if args.storage else default_storage()
+    if store.exists() and not store.is_dir():
+        raise CliError(
+            f"--storage: {store} is a file, not a folder of saved runs",
+            "point --storage at the folder --niah-storage names (default .niah/runs)",
+        )
     if not store.is_dir():
         raise CliError(
             f"no saved runs: the storage folder {store} does not exist",

@@ -129,11 +129,19 @@ def parse_lengths(value: str | Sequence[int | str]) -> tuple[int, ...]:
 
 
 def parse_seeds(value: str | Sequence[int | str]) -> tuple[int, ...]:
-    """Haystack draws such as ``"1,2,3"``: sorted, unique, each 0..2**63-1; empty: none.
+    """Haystack draws such as ``"1,2,3"``: sorted, unique, each 0..2**63-1; an empty list: none.
 
     Sorted so that the same seeds in another order are the same run (the same case order).
+    An empty text is refused: ``--niah-seeds=$SEEDS`` with the variable unset would
+    otherwise quietly measure one draw.
     """
     items: Sequence[Any] = split_list(value) if isinstance(value, str) else list(value)
+    if isinstance(value, str) and not items:
+        raise ConfigError(
+            f"{short_repr(value)} names no seed (an unset variable?)",
+            "give the draws to pool, e.g. 1,2,3, or leave the option out for one draw from "
+            "--niah-seed",
+        )
     seed = WholeNumber(0, MAX_SEED)
     seeds = sorted({cast(int, seed(item)) for item in items})
     if len(seeds) > MAX_SEEDS:

@@ -335,6 +335,13 @@ class RemoteEmbedder:
             ) from None
         if matrix.ndim != 2 or matrix.shape[1] == 0:
             raise self._bad("returned empty or nested embeddings")
+        # JSON true/false pass numpy as 1.0/0.0 (a bool is an int): never a float vector.
+        if any(type(value) is bool for row in rows.values() for value in row):
+            raise self._bad(
+                "returned embeddings of JSON booleans (true/false), not numbers",
+                "ask the server for float embeddings (OpenAI's encoding_format 'float'), "
+                "not a binary or quantized format",
+            )
         if not np.isfinite(matrix).all():
             raise self._bad(
                 "returned non-finite values (NaN or infinity) in its embeddings",

@@ -36,6 +36,30 @@ MAX_BACKOFF = 30.0
 EXCERPT_CHARS = 200  # the most characters of a server's answer a message shows
 
 
+class _PostsStay(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect of a GET only.
+
+    urllib would resend a POST answered 301-303 as a GET, whose answer (a listing, a page)
+    then reads as a broken embeddings reply.
+    """
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        if req.get_method() != "GET":
+            return None  # urllib then raises the 3xx as an HTTPError: reported as a redirect
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_PostsStay)
+
+
 @dataclass(frozen=True)
 class Reply:
     """One HTTP exchange: the status, the Retry-After and Location headers, the body."""
@@ -141,7 +165,7 @@ class EmbeddingsClient:
             # Unredirected: a redirect to another host must not carry the key along.
             request.add_unredirected_header("Authorization", f"Bearer {key}")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with _OPENER.open(request, timeout=self.timeout) as response:
                 return Reply(int(response.status), None, response.read())
         except urllib.error.HTTPError as exc:
             with exc:

@@ -4,13 +4,14 @@ Two rules, each written here once:
 
 - :func:`url_secret` finds a secret in a served model's address (``openai+URL#MODEL``):
   credentials before the host, a parameter whose name says secret (``api_key=``,
-  ``token=``, ``sig=`` ...), a value shaped like a credential (``sk-...``, ``hf_...``, a JWT,
-  a long random token), or the key itself in any spelling (percent-encoded, case changed).
-  Such an address is refused: everything it says is written into results, reports and the
-  saved run. The key belongs in the environment variable ``--niah-api-key-env`` names.
+  ``token=``, ``sig=``, Azure's ``code=``, the fields of a SAS ...), a value shaped like a
+  credential (``sk-...``, ``hf_...``, a JWT, a long random token), or the key itself in any
+  spelling (percent-encoded, case changed). Such an address is refused: everything it says
+  is written into results, reports and the saved run. The key belongs in the environment
+  variable ``--niah-api-key-env`` names.
 - :func:`redact` blanks the key out of text a server sent back, in every form a server may
-  echo it (case changed, JSON-escaped, percent-encoded, base64), before the text is cut;
-  :func:`excerpt` then cuts it, and blanks a piece of the key left at the cut.
+  echo it (case changed, JSON-escaped, percent-encoded, base64, spaced out), before the text
+  is cut; :func:`excerpt` then cuts it, and blanks a piece of the key left at the cut.
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ MIN_PIECE = 4
 # A parameter name that says its value is secret.
 SECRET_NAME = re.compile(
     r"key|token|secret|passw|pwd|auth|credential|signature|^sig$|session|bearer|jwt|cookie|"
-    r"private",
+    r"private|"
+    # Azure Functions' ?code= key, and the fields of a shared access signature (SAS): a
+    # SAS is a credential as a whole, its sv/se/sp parts included.
+    r"^code$|^sas$|^sv$|^se$|^sp$|^sr$|^srt$|^ss$|^st$|^spr$|^skoid$|^sktid$|^ske$|^sks$|^skv$",
     re.IGNORECASE,
 )
 # A value shaped like a credential: a vendor key prefix, a JWT, or a long random token.
@@ -129,14 +133,20 @@ def redact(text: str, key: str) -> str:
         return text
     for form in forms:
         text = re.sub(re.escape(form), BLANK, text, flags=re.IGNORECASE)
+    text = _spaced(key.strip()).sub(BLANK, text)
     return WITHHELD if _still_holds(text, key.strip()) else text
 
 
+def _spaced(key: str) -> re.Pattern[str]:
+    """The key echoed with white space between its characters (``s k - 1 2 ...``)."""
+    return re.compile(r"\s+".join(map(re.escape, key)), re.IGNORECASE)
+
+
 def _still_holds(text: str, key: str) -> bool:
-    """``key`` is in ``text`` once escapes, percent-encoding or base64 are undone."""
+    """``key`` is in ``text`` once escapes, percent-encoding, base64 or spacing are undone."""
     needle = key.lower()
     unescaped = _JSON_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text).replace("\\/", "/")
-    views = [*_decoded_views(text), html.unescape(text), unescaped]
+    views = [*_decoded_views(text), html.unescape(text), unescaped, "".join(text.split())]
     for run in _BASE64_RUN.findall(text):
         for alphabet in (None, b"-_"):
             try:

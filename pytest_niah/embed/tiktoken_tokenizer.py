@@ -190,12 +190,22 @@ def load_tiktoken(spec: str) -> TiktokenTokenizer:
             f"--niah-tokenizer: tiktoken has no encoding {target!r}",
             f"use one of {', '.join(names)}, or give a ranks file as tiktoken:/path/to/FILE",
         )
+    cache = tiktoken_cache_dir()
+    before = _cached_names(cache)
     try:
         encoding = _get_encoding_offline(tiktoken, target)
     except NotCached as missing:
-        cache = tiktoken_cache_dir()
+        key = hashlib.sha1(missing.url.encode()).hexdigest()
+        if key in before and key not in _cached_names(cache):
+            # tiktoken removes a cache file whose sha256 is not the one it expects.
+            raise ConfigError(
+                f"--niah-tokenizer=tiktoken:{target}: the cached ranks file {cache}/{key} "
+                f"({missing.url}) failed tiktoken's hash check (damaged or another file), "
+                "so tiktoken deleted it; pytest-niah never downloads it again",
+                CACHE_HINT.format(name=target),
+            ) from None
         where = (
-            f"in {cache} (no file {hashlib.sha1(missing.url.encode()).hexdigest()})"
+            f"in {cache} (no file {key})"
             if cache
             else "anywhere: TIKTOKEN_CACHE_DIR is empty, which turns tiktoken's cache off"
         )
@@ -205,6 +215,16 @@ def load_tiktoken(spec: str) -> TiktokenTokenizer:
             CACHE_HINT.format(name=target),
         ) from None
     return TiktokenTokenizer(encoding)
+
+
+def _cached_names(cache: str) -> set[str]:
+    """The files in tiktoken's cache folder now (none where it is off or absent)."""
+    import os
+
+    try:
+        return set(os.listdir(cache)) if cache else set()
+    except OSError:
+        return set()
 
 
 def tiktoken_cache_dir() -> str:

@@ -21,6 +21,7 @@ from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.window_probe import WindowMeasurement, measure_window
+from pytest_niah.haystacks.audit import check_onehop_tokens
 from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.haystacks.haystack import Block
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, Plan
@@ -157,6 +158,8 @@ def start_planning(
             query_window = max(1, windows.query - (windows.document - window))
     queries = plan.add_texts(QUERY, texts, tokenizer.encode_batch(texts), query_window)
     kinds = tuple(dict.fromkeys(needle_kind(arm) for arm in config.arms))
+    if "onehop" in kinds:
+        check_onehop_tokens(groups, tokenizer, inputs.needle_set.source)
     blocks = builder.blocks(
         groups,
         config.lengths,

@@ -222,11 +222,14 @@ def read_part(path: Path) -> Part:
         # An empty or cut file ends np.load early (EOFError); other bytes are no zip.
         cause = str(exc) or type(exc).__name__
         raise ShardError(f"{path} is not a readable pytest-niah part ({cause})", fix) from exc
-    if not isinstance(manifest, dict) or manifest.get("part_schema") != PART_SCHEMA:
+    schema = manifest.get("part_schema") if isinstance(manifest, dict) else None
+    if type(schema) is not int or schema != PART_SCHEMA:
+        # As JSON, so that "2" (a string, a hand-edited manifest) does not read as 2.
+        given = json.dumps(schema) if isinstance(manifest, dict) else "?"
         raise ShardError(
-            f"{path} is a part of another pytest-niah version (part schema "
-            f"{manifest.get('part_schema') if isinstance(manifest, dict) else '?'}, this one "
-            f"reads {PART_SCHEMA})",
+            f"{path} is a part of another pytest-niah version, or a changed one (part schema "
+            f"{given}{'' if type(schema) is int else ', not a whole number'}, this one reads "
+            f"{PART_SCHEMA})",
             "write every part with the same pytest-niah as the gate job",
         )
     try:

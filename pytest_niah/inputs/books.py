@@ -13,9 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_niah.errors import CorpusError
+from pytest_niah.files import MiB, ReadRefused, read_bounded
 from pytest_niah.inputs.text import normalize_text, split_sentences, strip_gutenberg_boilerplate
 
-__all__ = ["Book", "Corpus", "decode_book", "read_book", "read_files"]
+__all__ = ["MAX_BOOK_BYTES", "Book", "Corpus", "decode_book", "read_book", "read_files"]
+
+# The most read of one book: the longest Gutenberg books are a few MiB.
+MAX_BOOK_BYTES = 64 * MiB
 
 
 # --------------------------------------------------------------------------- books and corpora
@@ -86,7 +90,9 @@ def read_book(path: Path) -> Book:
     """
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, MAX_BOOK_BYTES, "corpus book")
+    except ReadRefused as exc:
+        raise CorpusError(f"Corpus file {path}: {exc.problem}", f"{exc.fix}.") from None
     except OSError as exc:
         raise CorpusError(
             f"Cannot read corpus file {path}: {exc.strerror or exc}",

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from pytest_niah.config import strict_json
 from pytest_niah.config.strict_json import MAX_DEPTH, duplicate_key_problem, json_path
 from pytest_niah.config.vocabulary import BUILTIN
 from pytest_niah.errors import DataFileError
+from pytest_niah.files import MiB, ReadRefused, read_bounded
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_JSON_BYTES",
     "check_value",
     "duplicate_key_problem",
     "json_path",
@@ -31,6 +32,9 @@ __all__ = [
     "parse_json",
     "read_json",
 ]
+
+# The most read of a needle or expansion set: the built-in ones are a few dozen KiB.
+MAX_JSON_BYTES = 64 * MiB
 
 
 def json_type(value: object) -> str:
@@ -70,7 +74,9 @@ def read_json(
             (see :func:`parse_json`).
     """
     try:
-        raw = Path(source).read_bytes()
+        raw = read_bounded(source, MAX_JSON_BYTES, "JSON data file")
+    except ReadRefused as exc:
+        raise error.at(source, f"{exc.problem}.", f"{exc.fix}.") from None
     except FileNotFoundError:
         raise error.at(
             source,

@@ -108,10 +108,15 @@ def export(folder: str | os.PathLike[str]) -> list[Path]:
         The paths of the book files, in the manifest's order.
 
     Raises:
-        CorpusError: If a packaged book is missing or altered, a file of the same name with
-            other content is in the way, or the folder cannot be written.
+        CorpusError: If a packaged book is missing or altered, ``folder`` is a file, a file of
+            the same name with other content is in the way, or the folder cannot be written.
     """
     target = Path(os.fspath(folder)).expanduser()
+    if target.exists() and not target.is_dir():
+        raise CorpusError(
+            f"Cannot export the packaged books to {target}: it is a file, not a folder",
+            "give a folder (new, empty, or an earlier export) to write the books into",
+        )
     books = [(pinned, _raw_bytes(pinned, _read_compressed(pinned))) for pinned in gutenberg_books()]
     in_the_way = [
         target / pinned.file for pinned, raw in books if _differs(target / pinned.file, raw)

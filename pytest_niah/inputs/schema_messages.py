@@ -30,7 +30,12 @@ from pytest_niah.inputs.schema_problems import (
     raw_group,
 )
 from pytest_niah.inputs.suggest import slugify, suggested_fix
-from pytest_niah.inputs.words import NAME_PLACEHOLDER, matching_words, shared_content_words
+from pytest_niah.inputs.words import (
+    NAME_PLACEHOLDER,
+    hidden_characters,
+    matching_words,
+    shared_content_words,
+)
 
 __all__ = ["to_error"]
 
@@ -275,6 +280,9 @@ def _describe_onehop(case: ProblemCase) -> tuple[str, str]:
         if in_question != in_needle
     ]
     how = f"stemmed; the needle has {', '.join(forms)}" if forms else "stemmed"
+    hidden = hidden_characters(template)
+    if hidden:
+        how += f"; read without the hidden character(s) {', '.join(hidden)}, as a tokenizer does"
     return (
         f"the one-hop needle shares the content word(s) {', '.join(shared)} ({how}) with the "
         f"question {quote_value(question, limit=120)}.",

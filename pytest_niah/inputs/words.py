@@ -41,7 +41,9 @@ __all__ = [
     "content_forms",
     "content_words",
     "fold",
+    "hidden_characters",
     "matching_words",
+    "read_as_model",
     "shared_content_words",
     "stem",
     "stems_match",
@@ -76,6 +78,8 @@ _STOPWORD_TEXT = """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD_RE = re.compile(r"[^\W_]+")
+# Unicode categories a tokenizer's normaliser drops: format characters, combining marks.
+_DROPPED_CATEGORIES = frozenset({"Cf", "Mn"})
 _LOCAL = threading.local()
 # Enough for the vocabulary of a large corpus; stems are short strings.
 _STEM_CACHE_SIZE = 1 << 18
@@ -126,6 +130,30 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
+def read_as_model(text: str) -> str:
+    """``text`` without the characters a tokenizer drops: format (Cf) and combining (Mn) marks.
+
+    A zero-width space or soft hyphen inside ``dog``, or an accent combined onto its ``o``,
+    is still ``dog`` to an uncased WordPiece tokenizer (MiniLM's); the one-hop rule reads
+    needles this way so such a needle cannot hide a word of its question.
+    """
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(c for c in decomposed if unicodedata.category(c) not in _DROPPED_CATEGORIES)
+    return unicodedata.normalize("NFKC", kept)
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The format and combining characters of ``text`` that :func:`read_as_model` drops, named."""
+    found = dict.fromkeys(
+        c
+        for c in unicodedata.normalize("NFKD", text)
+        if unicodedata.category(c) in _DROPPED_CATEGORIES
+    )
+    return [f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}" for c in found]
+
+
 def words_of(text: str) -> list[str]:
     """Return the words of a text, folded (:func:`fold`), in order (``{name}`` stays a word)."""
     return _WORD_RE.findall(fold(text))
@@ -158,9 +186,9 @@ def matching_words(first: str, second: str) -> list[tuple[str, str]]:
         ``(word of first, word of second)`` surface forms, case-folded, in the order of
         ``first``; one pair per matching stem of ``first``.
     """
-    others = content_forms(second)
+    others = content_forms(read_as_model(second))
     pairs = []
-    for stem_a, word_a in content_forms(first).items():
+    for stem_a, word_a in content_forms(read_as_model(first)).items():
         for stem_b, word_b in others.items():
             if stems_match(stem_a, stem_b):
                 pairs.append((word_a, word_b))
@@ -169,11 +197,14 @@ def matching_words(first: str, second: str) -> list[tuple[str, str]]:
 
 
 def shared_content_words(question: str, needle: str) -> frozenset[str]:
-    """Return the question's stemmed content words that match a content word of the needle."""
-    needle_stems = content_words(needle)
+    """Return the question's stemmed content words that match a content word of the needle.
+
+    Both are read as a model reads them (:func:`read_as_model`): hidden characters dropped.
+    """
+    needle_stems = content_words(read_as_model(needle))
     return frozenset(
         word
-        for word in content_words(question)
+        for word in content_words(read_as_model(question))
         if any(stems_match(word, other) for other in needle_stems)
     )
 

@@ -31,6 +31,10 @@ def write_outputs(niah: NiahSession) -> list[str]:
     finished = {label: r for label in niah.labels if (r := niah.stored_results(label))}
     if not finished:
         return []
+    if niah.json or niah.save or niah.report:
+        from pytest_niah.results.snapshots import remove_stale_snapshot_temps
+
+        remove_stale_snapshot_temps(niah.snapshot_dir)  # never committed with the folder
     failed: list[str] = []
 
     def attempt(what: str, write: Callable[[], list[Path]]) -> None:

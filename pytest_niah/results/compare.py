@@ -35,7 +35,14 @@ from pytest_niah.measure.metrics import METRICS, QuestionScores, point_metrics
 from pytest_niah.measure.records import CaseResult, NegativeScores
 from pytest_niah.measure.stats import Interval, paired_bootstrap_delta
 from pytest_niah.measure.verdicts import Verdict, compare_verdict
-from pytest_niah.results.compatibility import Difference, check_comparable
+from pytest_niah.results.compatibility import (
+    Difference,
+    check_comparable,
+    control_key,
+    draw_of,
+    no_common_draw,
+    pairs_by_draw,
+)
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.results_schema import ModelInfo
 
@@ -191,7 +198,8 @@ def compare_results(
             share no cell at all.
     """
     allowed = check_comparable(current, baseline, allow=allow, source=source)
-    cur_cells, base_cells = _cells(current), _cells(baseline)
+    by_draw = pairs_by_draw(current, baseline)
+    cur_cells, base_cells = _cells(current, by_draw), _cells(baseline, by_draw)
     slices: dict[_Slice, list[_CellKey]] = defaultdict(list)
     run_cells: dict[_Slice, int] = defaultdict(int)
     for key, case in cur_cells.items():  # the current run's case order
@@ -200,19 +208,24 @@ def compare_results(
             slices[case.arm, case.scoring, case.length].append(key)
     paired = {where: len(keys) for where, keys in slices.items()}
     if not paired:
+        why = no_common_draw(current, baseline)
+        why = why or "no needle group, arm, order, length and position in common"
         raise CompareError(
             f"--niah-compare: the baseline{f' ({source})' if source else ''} shares no cell "
-            "with this run (no needle group, arm, order, length and position in common)",
-            "compare with a run of the same needle groups and grid",
+            f"with this run ({why})",
+            "compare with a run of the same needle groups and grid"
+            + (" that drew one of the same seeds" if why.startswith("no haystack") else ""),
         )
     cur_negs, base_negs = negatives_by_key(current.negatives), negatives_by_key(baseline.negatives)
     deltas = []
     for where, keys in slices.items():
         cur_cases = [cur_cells[k] for k in keys]
         base_cases = [base_cells[k] for k in keys]
-        shared = _shared_negatives(where, cur_cases, cur_negs, base_negs)
-        cur_q = question_scores(cur_cases, cur_negs, negative_ids=shared)
-        base_q = question_scores(base_cases, base_negs, negative_ids=shared)
+        keep = _shared_negatives(
+            where, cur_cases, (current, cur_negs), (baseline, base_negs), by_draw
+        )
+        cur_q = question_scores(cur_cases, cur_negs, negative_ids=keep[0])
+        base_q = question_scores(base_cases, base_negs, negative_ids=keep[1])
         unresolved = _coverage(current, baseline, where, cur_cases, base_cases)
         cells = (len(keys), run_cells[where])
         deltas.extend(_deltas(where, cells, cur_q, base_q, n_resamples, seed, unresolved))
@@ -253,7 +266,7 @@ def window_change(current: ModelInfo, baseline: ModelInfo) -> str:
     )
 
 
-def _cells(results: NiahResults) -> dict[_CellKey, CaseResult]:
+def _cells(results: NiahResults, by_draw: bool) -> dict[_CellKey, CaseResult]:
     positions = results.config.positions
     return {
         (
@@ -266,8 +279,9 @@ def _cells(results: NiahResults) -> dict[_CellKey, CaseResult]:
             # of a grid of another size sits elsewhere (or holds another name): another cell.
             c.position,
             Fraction(c.position, positions - 1) if positions > 1 else Fraction(0),
-            # A draw of --niah-seeds pairs with the same draw: the same haystacks.
-            c.seed,
+            # A draw of --niah-seeds pairs with the same draw (or a --niah-seed=N run): the
+            # same haystacks.
+            draw_of(results, c.seed) if by_draw else c.seed,
         ): c
         for c in results.cases
     }
@@ -276,18 +290,26 @@ def _cells(results: NiahResults) -> dict[_CellKey, CaseResult]:
 def _shared_negatives(
     where: _Slice,
     cases: Sequence[CaseResult],
-    current: dict[NegativeKey, NegativeScores],
-    baseline: dict[NegativeKey, NegativeScores],
-) -> dict[str, frozenset[str]]:
+    current: tuple[NiahResults, dict[NegativeKey, NegativeScores]],
+    baseline: tuple[NiahResults, dict[NegativeKey, NegativeScores]],
+    by_draw: bool,
+) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """Per group, the negatives both runs measured: each run's own ids of them."""
     arm, scoring, length = where
-    shared = {}
+    keep: tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]] = ({}, {})
     for group_id in {c.group_id for c in cases}:
         key = (arm, scoring, group_id, length)
-        a, b = current.get(key), baseline.get(key)
-        ids_a = set(a.control_ids) if a else set()
-        ids_b = set(b.control_ids) if b else set()
-        shared[group_id] = frozenset(ids_a & ids_b)
-    return shared
+        # With draws paired, "...-c0-s7" of a pooled run is "...-c0" of a --niah-seed=7 run.
+        ids = [
+            {(control_key(run, cid) if by_draw else cid): cid for cid in negs.control_ids}
+            if (negs := negatives.get(key))
+            else {}
+            for run, negatives in (current, baseline)
+        ]
+        common = ids[0].keys() & ids[1].keys()
+        for side, mine in zip(keep, ids, strict=True):
+            side[group_id] = frozenset(mine[k] for k in common)
+    return keep
 
 
 def _coverage(

@@ -11,6 +11,7 @@ says so, and a length where those are a minority of this run's cells cannot pass
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -174,3 +175,54 @@ def check_comparable(
             f"difference{caveat} with --niah-compare-allow={','.join(names)}",
         )
     return [d for d in found if d.field in allowed]
+
+
+# -- haystack draws: which draw of one run is which of the other ---------------------------------
+
+_DRAW_SUFFIX = re.compile(r"-s(\d+)$")
+
+
+def draws(results: NiahResults) -> tuple[int, ...]:
+    """The seeds a run's haystacks were drawn from: ``--niah-seeds``, else the one seed."""
+    return tuple(results.config.seeds) or (results.config.seed,)
+
+
+def pairs_by_draw(current: NiahResults, baseline: NiahResults) -> bool:
+    """Pair cells by the seed their haystacks came from (one run, at least, pools draws).
+
+    Draw N of ``--niah-seeds`` is the haystacks ``--niah-seed=N`` draws, so it pairs with
+    that run. Two single-draw runs pair cell by cell whatever their seeds (the seed
+    difference must be allowed, see :func:`check_comparable`).
+    """
+    return bool(current.config.seeds or baseline.config.seeds)
+
+
+def draw_of(results: NiahResults, tagged: int | None) -> int | None:
+    """The seed a case's or control's haystack came from (a case's ``seed`` field)."""
+    return results.config.seed if tagged is None else tagged
+
+
+def control_key(results: NiahResults, control_id: str) -> tuple[str, int]:
+    """A control's id without its draw tag, and the seed it was drawn from."""
+    match = _DRAW_SUFFIX.search(control_id)
+    if match is None:
+        return control_id, results.config.seed
+    return control_id[: match.start()], int(match[1])
+
+
+def no_common_draw(current: NiahResults, baseline: NiahResults) -> str:
+    """Why two runs share no cell because of their draws, or ``""`` when they share one."""
+    mine, theirs = draws(current), draws(baseline)
+    if not pairs_by_draw(current, baseline) or set(mine) & set(theirs):
+        return ""
+
+    def said(results: NiahResults, seeds: tuple[int, ...]) -> str:
+        if results.config.seeds:
+            return f"--niah-seeds={','.join(map(str, seeds))}"
+        return f"--niah-seed={seeds[0]} (one draw)"
+
+    return (
+        f"no haystack draw in common: this run drew {said(current, mine)}, the baseline "
+        f"{said(baseline, theirs)}; draw N of --niah-seeds pairs only with draw N (or a "
+        "--niah-seed=N run)"
+    )

@@ -20,7 +20,7 @@ from typing import Any
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.identity import LIBRARIES, installed_versions
 from pytest_niah.errors import ConfigError, ResultsError
-from pytest_niah.files import write_atomic
+from pytest_niah.files import MiB, ReadRefused, gunzip_bounded, read_bounded, write_atomic
 from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.measure.records import (
     CaseResult,
@@ -41,6 +41,9 @@ from pytest_niah.results.speed_record import SpeedRecord
 
 GZIP_MAGIC = b"\x1f\x8b"
 """The first two bytes of every gzip file (a saved run is one)."""
+# The most read of a results file or saved run (decompressed): far past any real grid's,
+# short of what would exhaust a CI runner's memory.
+MAX_RESULTS_BYTES = 256 * MiB
 
 # The packages whose versions a run records: those that measure, and those that embed.
 TRACKED_PACKAGES = ("pytest-niah", "pytest", "numpy", "scipy", "scikit-learn", *LIBRARIES)
@@ -250,10 +253,12 @@ def read_text(path: str | os.PathLike[str], what: str) -> str:
             message names it.
     """
     try:
-        data = Path(path).read_bytes()
+        data = read_bounded(path, MAX_RESULTS_BYTES, what)
         if data.startswith(GZIP_MAGIC):
-            data = gzip.decompress(data)
+            data = gunzip_bounded(data, MAX_RESULTS_BYTES, what)
         return data.decode("utf-8-sig")
+    except ReadRefused as exc:
+        raise ResultsError(f"{path}: {exc.problem}", exc.fix) from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise ResultsError(
             f"{path}: not a {what} (a damaged gzip file: {exc})",

@@ -61,6 +61,8 @@ def extension_for(directory: Path) -> type:
     """
     from syrupy.extensions.amber import AmberSnapshotExtension
 
+    from pytest_niah.results.stale_temps import is_temp_file
+
     target = str(directory)
 
     class NiahSnapshotExtension(AmberSnapshotExtension):
@@ -76,8 +78,10 @@ def extension_for(directory: Path) -> type:
 
         @classmethod
         def matches_test_location(cls, *, test_location: Any, snapshot_location: str) -> bool:
-            # The folder is ours by construction; the file is named after the test module.
-            return bool(Path(snapshot_location).stem == test_location.basename)
+            # The folder is ours by construction; the file is named after the test module
+            # (never a killed write's temporary file beside it).
+            path = Path(snapshot_location)
+            return bool(path.stem == test_location.basename) and not is_temp_file(path)
 
     return NiahSnapshotExtension
 
@@ -137,6 +141,25 @@ def atomic_serializer(base: Any) -> Any:
                 write_atomic(real, data)
 
     return AtomicAmberSerializer
+
+
+def remove_stale_snapshot_temps(root: Path) -> list[Path]:
+    """Remove the temporary files killed snapshot writes left, in every label's folder.
+
+    Run by every run that writes snapshots or results, so that a file a killed
+    ``--snapshot-update`` left is gone before anyone commits the folder, whichever label
+    it belonged to. Never raises.
+    """
+    from pytest_niah.results.stale_temps import remove_stale_temps_in
+
+    removed = remove_stale_temps_in(root)
+    try:
+        folders = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return removed
+    for folder in folders:
+        removed += remove_stale_temps_in(folder)
+    return removed
 
 
 def model_dir(root: Path, label: str) -> Path:

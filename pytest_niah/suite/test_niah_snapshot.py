@@ -9,7 +9,12 @@ import pytest
 from pytest_niah.plugin.session import NiahSession
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.snapshot_diff import mismatch_block
-from pytest_niah.results.snapshots import extension_for, metric_table, model_dir
+from pytest_niah.results.snapshots import (
+    extension_for,
+    metric_table,
+    model_dir,
+    remove_stale_snapshot_temps,
+)
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -38,6 +43,7 @@ def test_metric_table(
 ) -> None:
     """The rounded per-length tables equal the stored snapshot (--snapshot-update writes it)."""
     results = niah_session.results_or_stop(niah_snapshot_model)
+    remove_stale_snapshot_temps(niah_session.snapshot_dir)  # a killed update's, any label's
     directory = model_dir(niah_session.snapshot_dir, niah_snapshot_model)
     table = metric_table(results, niah_session.snapshot_digits)
     assertion = snapshot(extension_class=extension_for(directory))

@@ -12,7 +12,7 @@ from pytest_niah.errors import ConfigError
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("", ()),
+        ([], ()),  # an empty ini linelist: the option unset
         ("7", (7,)),
         ("3, 1,2", (1, 2, 3)),  # sorted: the same draws in another order are the same run
         ("2,2,1", (1, 2)),
@@ -28,6 +28,8 @@ def test_seeds_are_sorted_and_unique(value, expected):
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
+        ("", "'' names no seed"),
+        (" , ", "names no seed"),
         ("1,x", "'x' is not a whole number"),
         ("-1", "-1 is too small"),
         (f"{MAX_SEED + 1}", "is too large"),
@@ -55,3 +57,13 @@ def test_with_seeds_each_is_a_tagged_draw_and_seed_stays_the_bootstraps():
     assert config.seed == 11
     assert NiahConfig.from_dict(config.to_dict()) == config
     assert config.fingerprint() != config.replace(seeds=(2,)).fingerprint()
+
+
+def test_an_empty_seeds_option_is_a_usage_error_naming_it(pytester):
+    """``--niah-seeds=$SEEDS`` with the variable unset: refused, not one quiet draw."""
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--niah-seeds=")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "argument --niah-seeds: '' names no seed (an unset variable?)" in err
+    assert "leave the option out" in err

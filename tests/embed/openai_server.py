@@ -62,6 +62,9 @@ class Faults:
             another form).
         window: Read only the first N tokens of each text, saying nothing (a gateway or
             vLLM's ``truncate_prompt_tokens`` cutting inputs silently).
+        booleans: Send every vector as JSON booleans (``true`` where the value is positive).
+        redirect_posts_status: The status of a ``redirect_posts`` answer (302: urllib would
+            follow it as a GET).
     """
 
     rate_limit: int = 0
@@ -83,6 +86,8 @@ class Faults:
     redirect_posts: str | None = None
     refuse_body: bytes | None = None
     window: int | None = None
+    booleans: bool = False
+    redirect_posts_status: int = 307
 
 
 @dataclass
@@ -270,7 +275,8 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
             if self.path.rstrip("/") != "/v1/embeddings":
                 return error(404, f"no route {self.path}")
             if faults.redirect_posts is not None:
-                return 307, b"", {"Location": faults.redirect_posts + self.path}
+                status = faults.redirect_posts_status
+                return status, b"", {"Location": faults.redirect_posts + self.path}
             if faults.refuse is not None and faults.refuse_body is not None:
                 return faults.refuse, faults.refuse_body, {}
             if faults.refuse is not None:
@@ -298,8 +304,12 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
                 rows = [row[:-1] for row in rows]
             if faults.nan:
                 rows[0][0] = math.nan
+            vectors: list[list[Any]] = rows
+            if faults.booleans:
+                vectors = [[value > 0 for value in row] for row in rows]
             data = [
-                {"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(rows)
+                {"object": "embedding", "index": i, "embedding": row}
+                for i, row in enumerate(vectors)
             ]
             if faults.truncate:
                 data = data[:-1]

@@ -505,6 +505,29 @@ def test_non_finite_values(server):
     assert "non-finite" in error.problem
 
 
+def test_vectors_of_json_booleans_are_refused(server):
+    """``[true, false, ...]`` would read as 1.0/0.0 (a bool is an int in Python)."""
+    server.faults.booleans = True
+    error = embed_error(remote(server))
+    assert "JSON booleans (true/false), not numbers" in error.problem
+    assert "encoding_format 'float'" in error.hint
+
+
+def test_an_embeddings_request_answered_302_reports_the_redirect(server, st_model):
+    """urllib resends a POST answered 302 as a GET; here that GET gets the model listing."""
+    elsewhere = EmbeddingServer(st_model, names=("minilm",)).start()
+    try:
+        server.faults.redirect_posts = f"http://127.0.0.1:{elsewhere.port}"
+        server.faults.redirect_posts_status = 302
+        error = embed_error(remote(server, max_seq_length=256))
+        assert "HTTP 302" in error.problem
+        assert "index" not in error.problem
+        assert f"http://127.0.0.1:{elsewhere.port}/v1/embeddings" in error.hint
+        assert elsewhere.stats.requests == 0  # not followed, with or without the key
+    finally:
+        elsewhere.stop()
+
+
 def test_a_body_that_is_not_json(server):
     server.faults.garbage = True
     error = embed_error(remote(server))

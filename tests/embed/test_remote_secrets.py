@@ -51,6 +51,10 @@ SECRET_ADDRESSES = [
     "openai+https://h.example/v1?api-version=1&Subscription-Key=abc123#m",
     "openai+https://h.example/v1?k%65y=abc123#m",  # the name percent-encoded
     "openai+https://h.example/v1?sig=abc123#m",
+    "openai+https://h.example/api/v1?code=abc123#m",  # an Azure Functions key
+    "openai+https://h.example/v1?CODE=abc123#m",
+    "openai+https://h.example/v1?sv=2024-01-01&se=2030-01-01&sp=r&sas=abc123#m",
+    "openai+https://h.example/v1?sv=2024-01-01&sr=b&signature=abc123#m",
     "openai+https://h.example/v1#m?api_key=abc123",  # after the model name
     "openai+https://h.example/v1?q=sk-proj-abcdef123456#m",
     "openai+https://h.example/v1/hf_abcdefghijklmnop/#m",
@@ -166,6 +170,8 @@ ECHOES = {
     "base64 of the header": base64.b64encode(f"Bearer {KEY}".encode()).decode(),
     "base64 of user:key": base64.b64encode(f"u:{KEY}".encode()).decode(),
     "urlsafe base64": base64.urlsafe_b64encode(f"x{KEY}".encode()).decode(),
+    "spaced out": " ".join(KEY),
+    "spaced out, upper case": "  ".join(KEY.upper()),
 }
 
 
@@ -173,6 +179,7 @@ ECHOES = {
 def test_every_echoed_form_of_the_key_is_blanked(form):
     text = redact(f'{{"error": "bad key {ECHOES[form]} given"}}', KEY)
     assert not leaked(text)
+    assert not leaked("".join(text.split()))  # nor with white space taken out
     middle = len(ECHOES[form]) // 2
     assert ECHOES[form][middle - PIECE : middle + PIECE] not in text
     assert "bad key" in text or "withheld" in text

@@ -239,6 +239,36 @@ def test_a_named_encoding_without_its_cache_file_names_the_file_it_wants(no_down
     assert "niah_small" in info.value.problem and "TIKTOKEN_CACHE_DIR" in info.value.hint
 
 
+def test_a_cache_file_tiktokens_hash_check_deleted_is_reported_as_that(
+    no_downloads, monkeypatch, tmp_path
+):
+    """A damaged cached file: tiktoken checks its sha256, deletes it, and would download."""
+    import tiktoken.load
+    import tiktoken.registry
+
+    url = "https://example.invalid/encodings/niah_hashed.tiktoken"
+    good = write_ranks(tmp_path / "good.tiktoken", RANKS).read_bytes()
+
+    def constructor() -> dict[str, object]:
+        expected = hashlib.sha256(good).hexdigest()
+        ranks = tiktoken.load.load_tiktoken_bpe(url, expected_hash=expected)
+        return {"name": "niah_hashed", "pat_str": FILE_PATTERN, "mergeable_ranks": ranks,
+                "special_tokens": {}}  # fmt: skip
+
+    tiktoken.list_encoding_names()
+    monkeypatch.setitem(tiktoken.registry.ENCODING_CONSTRUCTORS, "niah_hashed", constructor)
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+    cached = no_downloads / hashlib.sha1(url.encode()).hexdigest()
+    cached.write_bytes(good[:-40])  # cut short
+    with pytest.raises(ConfigError) as info:
+        load_tiktoken("tiktoken:niah_hashed")
+    problem = info.value.problem
+    assert f"the cached ranks file {cached}" in problem
+    assert "failed tiktoken's hash check" in problem and "tiktoken deleted it" in problem
+    assert "no file" not in problem
+    assert "TIKTOKEN_CACHE_DIR" in info.value.hint
+
+
 def test_an_uncached_encoding_is_a_clear_error_and_nothing_is_downloaded(no_downloads):
     started = time.monotonic()
     with pytest.raises(ConfigError) as info:

@@ -249,3 +249,27 @@ def test_a_changed_table_reads_as_one_block_of_changed_cells_without_a_traceback
     assert "def test_metric_table" not in text
     assert "assertion = snapshot(" not in text
     assert "syrupy/assertion.py" not in text
+
+
+def _killed_update_left(root, label: str):
+    """What a ``--snapshot-update`` killed mid-write leaves: a staging file of a dead process."""
+    folder = root / label
+    folder.mkdir(parents=True, exist_ok=True)
+    stale = folder / ".test_niah_snapshot.ambr.niah-tmp-999999999-abcd1234"
+    stale.write_text("half a snapshot", encoding="utf-8")
+    return stale
+
+
+@pytest.mark.parametrize(
+    "options",
+    [("--niah-snapshot",), ("--niah-json=out.json",), ("--snapshot-update",)],
+    ids=["snapshot check", "results file", "another label's update"],
+)
+def test_a_killed_updates_temporary_file_is_removed_by_any_later_writing_run(niah, options):
+    """Another label's file, a check-only run, a results-only run: each cleans the folder."""
+    root = niah.pytester.path / "__snapshots__" / "niah"
+    stale = _killed_update_left(root, "some-other-label")
+    mine = _killed_update_left(root, niah.label)
+    niah.run(*SMALL, *options)
+    assert not stale.exists() and not mine.exists()
+    assert not any(".niah-tmp-" in p.name for p in root.rglob("*"))

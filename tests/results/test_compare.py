@@ -276,6 +276,46 @@ def test_draws_of_several_seeds_pair_seed_with_seed(base):
     assert (shared.unpaired_current, shared.unpaired_baseline) == (60, 60)
 
 
+def drawn_with_controls(run: NiahResults, seeds: tuple[int, ...]) -> NiahResults:
+    """:func:`drawn`, its negatives too: each draw's controls, ids tagged as a run tags them."""
+    pooled = drawn(run, seeds, {})
+    negatives = [
+        dataclasses.replace(
+            n,
+            control_ids=tuple(f"{cid}-s{s}" for s in seeds for cid in n.control_ids),
+            scores=tuple(score for _ in seeds for score in n.scores),
+        )
+        for n in run.negatives
+    ]
+    return dataclasses.replace(pooled, negatives=tuple(negatives))
+
+
+def test_draw_n_of_a_pooled_run_pairs_with_a_single_seed_n_run(base):
+    """``--niah-seed=1`` against ``--niah-seeds=1,2``: draw 1 is the same haystacks."""
+    single = dataclasses.replace(base, config=base.config.replace(seed=1))
+    pooled = drawn_with_controls(base, (1, 2))
+    with pytest.raises(CompareError, match=r"seed: 1 here, \[1, 2\] in the baseline"):
+        compare(single, pooled)
+    comparison = compare(single, pooled, allow=("seed",))
+    assert comparison.paired == {("literal", "whole", 1024): 30, ("literal", "whole", 4096): 30}
+    assert (comparison.unpaired_current, comparison.unpaired_baseline) == (0, 60)  # draw 2
+    auc = comparison.delta("literal", 1024, "auc")
+    assert auc.cells == 30 and auc.delta == pytest.approx(0.0)  # draw 1's own negatives too
+    backwards = compare(pooled, single, allow=("seed",))
+    assert sum(backwards.paired.values()) == 60
+
+
+def test_a_single_seed_outside_the_pooled_draws_says_why_no_cell_pairs(base):
+    pooled = drawn_with_controls(base, (1, 2))
+    with pytest.raises(CompareError) as caught:
+        compare(base, pooled, allow=("seed",))
+    assert (
+        "no haystack draw in common: this run drew --niah-seed=42 (one draw), the baseline "
+        "--niah-seeds=1,2; draw N of --niah-seeds pairs only with draw N" in str(caught.value)
+    )
+    assert "drew one of the same seeds" in caught.value.hint
+
+
 def test_intervals_follow_the_seed(base):
     worse = with_cases(base, [dataclasses.replace(c, cos_qh=c.cos_qh - 0.2) for c in base.cases])
     first = compare(worse, base)

@@ -105,3 +105,14 @@ def test_removing_a_snapshot_rewrites_the_file_atomically(old, monkeypatch):
     extension.delete_snapshots(snapshot_location=str(path), snapshot_names={"test_other"})
     assert "'kept'" not in path.read_text(encoding="utf-8")
     assert "'old table'" in path.read_text(encoding="utf-8")
+
+
+def test_a_temporary_file_is_never_taken_for_a_snapshot_file(tmp_path: Path):
+    from types import SimpleNamespace
+
+    extension = extension_for(tmp_path)
+    location = SimpleNamespace(basename="test_niah_snapshot")
+    stale = tmp_path / ".test_niah_snapshot.ambr.niah-tmp-999999999-abcd1234"
+    real = tmp_path / "test_niah_snapshot.ambr"
+    assert extension.matches_test_location(test_location=location, snapshot_location=str(real))
+    assert not extension.matches_test_location(test_location=location, snapshot_location=str(stale))
