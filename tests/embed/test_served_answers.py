@@ -238,9 +238,9 @@ def _fingerprint(vectors: np.ndarray, spread: float, window: int | None = 64) ->
 def test_fingerprints_match_within_the_measured_spread_and_are_kept_per_endpoint(tmp_path):
     rng = np.random.default_rng(0)
     base = rng.standard_normal((3, 16))
-    moved = base + 1e-3 * np.linalg.norm(base, axis=1, keepdims=True) * rng.standard_normal(
-        (3, 16)
-    ) / 4
+    moved = (
+        base + 1e-3 * np.linalg.norm(base, axis=1, keepdims=True) * rng.standard_normal((3, 16)) / 4
+    )
     kept = answers_key(_fingerprint(base, 1e-3), "endpoint", tmp_path)
     assert answers_key(_fingerprint(moved, 1e-3), "endpoint", tmp_path) == kept
     # Deterministic servers match only to float32 noise; another window never matches.
