@@ -45,8 +45,8 @@ MOVED = 1e-5
 NOISE_MARGIN = 10.0
 NOT_MEASURED = "not measured"
 NOT_DETERMINISTIC = (
-    "the server is not deterministic: the same text's vectors move between requests by "
-    "as much as one token of the probe texts changes them"
+    "the server is not deterministic (the same text's vectors move between requests by as "
+    "much as one token of the probe texts changes them)"
 )
 _WORD = re.compile(r"[a-z]{2,}")
 _SCAN_CHARS = 200_000  # corpus text read at a time while collecting words
