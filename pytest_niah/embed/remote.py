@@ -118,6 +118,9 @@ class RemoteEmbedder:
             self.notes.append(self.preset.note(self.remote.model))
         # Seconds of each answered request, in order (the run's latency p50/p95).
         self.request_seconds: list[float] = []
+        # The key of the server's measured answers (None: not measured yet).
+        self.answers: str | None = None
+        self._pinned: tuple[str, ModelIdentity] | None = None
         self._dim: int | None = None
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
@@ -169,8 +172,27 @@ class RemoteEmbedder:
         # A server that echoes the key into what it reports must not put it in the identity.
         return {k: self._client.redact(v) if isinstance(v, str) else v for k, v in reported.items()}
 
-    @cached_property
+    @property
     def identity(self) -> ModelIdentity:
+        """The endpoint's identity, with its measured answers once they are pinned.
+
+        Until :meth:`pin_answers`, what the endpoint reports only (enough to name the
+        model); every cache key is taken after it (see :mod:`.server_fingerprint`).
+        """
+        if self.answers is None:
+            return self.served_identity
+        if self._pinned is None or self._pinned[0] != self.answers:
+            base = self.served_identity.parts
+            source = {**base["source"], "answers": self.answers}
+            self._pinned = (self.answers, model_identity(source, base["settings"], versions=False))
+        return self._pinned[1]
+
+    def pin_answers(self, key: str) -> None:
+        """Make the key of this run's server fingerprint part of the identity."""
+        self.answers = key
+
+    @cached_property
+    def served_identity(self) -> ModelIdentity:
         """Endpoint, model name, what the server reports, tokenizer and settings; no key."""
         source = {
             "kind": "remote",

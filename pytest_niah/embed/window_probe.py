@@ -14,6 +14,11 @@ through the embedding cache: a second run of the same model reads them back, and
 ``--niah-no-cache`` writes nothing. The probe sends no more tokens than the run will: the
 longest haystack, cut to the declared window. About two texts per halving of that length
 (28 for 8,192 tokens).
+
+A served model may not be deterministic (GPU kernels that sum in another order each call).
+Its noise (the same text twice, sent as a pair is: :mod:`~pytest_niah.embed.server_noise`)
+is measured first and the probe's threshold set above it; where the noise hides what one
+token of the probe texts changes, the window is not measured rather than measured wrong.
 """
 
 from __future__ import annotations
@@ -36,7 +41,13 @@ from pytest_niah.inputs.books import Corpus
 # above float32 noise between rows of one batch (about 1e-7), far below what one token of a
 # few thousand changes in a mean-pooled vector (about 1e-3).
 MOVED = 1e-5
+# A served model's threshold: this many times its noise (the same text's spread).
+NOISE_MARGIN = 10.0
 NOT_MEASURED = "not measured"
+NOT_DETERMINISTIC = (
+    "the server is not deterministic (the same text's vectors move between requests by as "
+    "much as one token of the probe texts changes them)"
+)
 _WORD = re.compile(r"[a-z]{2,}")
 _SCAN_CHARS = 200_000  # corpus text read at a time while collecting words
 
@@ -44,6 +55,14 @@ _SCAN_CHARS = 200_000  # corpus text read at a time while collecting words
 def slack(declared: int) -> int:
     """How far a measured window may fall short of the declared one and still agree with it."""
     return max(4, declared // 100)
+
+
+def falls_short(declared: int | None, window: int) -> bool:
+    """Whether a measured ``window`` is shorter than the ``declared`` one by more than slack.
+
+    A model that declares no window (``None``) and is seen to stop reading falls short.
+    """
+    return declared is None or declared - window > slack(declared)
 
 
 @dataclass(frozen=True)
@@ -77,9 +96,7 @@ class WindowMeasurement:
         """
         if self.window is None:
             return self.declared
-        if self.declared is None or self.declared - self.window > slack(self.declared):
-            return self.window
-        return self.declared
+        return self.window if falls_short(self.declared, self.window) else self.declared
 
 
 def not_measured(declared: int | None, why: str) -> WindowMeasurement:
@@ -95,6 +112,7 @@ def measure_window(
     *,
     budget: int = 0,
     batch_size: int = 8,
+    noise: float = 0.0,
 ) -> WindowMeasurement:
     """Measure how many document tokens ``embedder`` reads, up to the longest haystack.
 
@@ -105,6 +123,8 @@ def measure_window(
         store: The embedding cache, or ``None``.
         budget: Most tokens per batch, as the run's (``0``: ``batch_size`` texts).
         batch_size: Texts per batch when ``budget`` is 0.
+        noise: How far the same text's vectors move between requests, relative to their
+            length (a served model's, measured by :func:`~.server_noise.measure_noise`).
     """
     declared = embedder.windows.document
     if embedder.fits_on_documents:
@@ -117,7 +137,8 @@ def measure_window(
         return not_measured(declared, "the corpus has too few words of one token each")
     encoder = Encoder(embedder, store, budget=budget, batch_size=batch_size)
     try:
-        window = _bisect(texts, encoder, keep_text=embedder.reads_text)
+        threshold = max(MOVED, NOISE_MARGIN * noise)
+        window = _bisect(texts, encoder, threshold, keep_text=embedder.reads_text)
     except _Unmeasurable as exc:
         return WindowMeasurement(declared, None, 0, f"{NOT_MEASURED}: {exc}", encoder.stats)
     dim = encoder.dim if encoder.stats.embedded else None
@@ -133,7 +154,7 @@ def measure_window(
 def _found(declared: int | None, window: int) -> str:
     if declared is None:
         return f"reads only the first {window:,} tokens, though it declares no limit"
-    if declared - window > slack(declared):
+    if falls_short(declared, window):
         return f"reads only the first {window:,} of the {declared:,} tokens it declares"
     return f"reads {window:,} tokens (it declares {declared:,})"
 
@@ -145,28 +166,35 @@ class _Unmeasurable(ModelError):
     """
 
 
-def _bisect(texts: ProbeTexts, encoder: Encoder, *, keep_text: bool) -> int | None:
+def _bisect(
+    texts: ProbeTexts, encoder: Encoder, threshold: float, *, keep_text: bool
+) -> int | None:
     """The first k at which changing every token from k on no longer moves the vector.
 
+    A pair "moves" when its vectors differ by more than ``threshold`` of their length.
     ``None``: even a change of the last token moves it (no limit within the probe).
     """
     last, first = _moved(texts, encoder, [texts.length - 1, 1], keep_text)
-    if not first:
+    # Mean pooling spreads the whole change over the tokens read: one token of the probe
+    # moves the vector by about 1/length of it. Noise above that hides the window's edge.
+    if threshold > MOVED and first / texts.length <= threshold:
+        raise _Unmeasurable(NOT_DETERMINISTIC)
+    if first <= threshold:
         raise _Unmeasurable("changing every token after the first did not move the embedding")
-    if last:
+    if last > threshold:
         return None
     moves, still = 1, texts.length - 1  # k = moves still moves the vector; k = still does not
     while still - moves > 1:
         middle = (moves + still) // 2
-        if _moved(texts, encoder, [middle], keep_text)[0]:
+        if _moved(texts, encoder, [middle], keep_text)[0] > threshold:
             moves = middle
         else:
             still = middle
     return still
 
 
-def _moved(texts: ProbeTexts, encoder: Encoder, ks: Sequence[int], keep_text: bool) -> list[bool]:
-    """For each k, whether the pair that differs from token k on embeds to other vectors."""
+def _moved(texts: ProbeTexts, encoder: Encoder, ks: Sequence[int], keep_text: bool) -> list[float]:
+    """For each k, how far apart (relative to their length) the pair that differs from k is."""
     pairs = [texts.inputs(k, keep_text) for k in ks]
     encoder.submit(item for pair in pairs for item in pair)
     table = encoder.finish()
@@ -177,7 +205,7 @@ def _moved(texts: ProbeTexts, encoder: Encoder, ks: Sequence[int], keep_text: bo
         if not np.isfinite(dense).all():
             raise _Unmeasurable("the model returned non-finite vectors for the probe texts")
         scale = float(np.linalg.norm(dense, axis=1).max())
-        out.append(scale > 0 and float(np.linalg.norm(dense[0] - dense[1])) > MOVED * scale)
+        out.append(float(np.linalg.norm(dense[0] - dense[1])) / scale if scale > 0 else 0.0)
     return out
 
 

@@ -25,6 +25,7 @@ from pytest_niah.digest import digest
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.runner import Encoder, VectorTable
+from pytest_niah.embed.server_fingerprint import is_served
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.window_probe import WindowMeasurement
 from pytest_niah.errors import NiahCacheWarning, NiahError
@@ -197,14 +198,20 @@ class Run:
         progress = progress or NoProgress()
         return cls(config, cache, embedder, inputs, progress, report, record_speed=speed)
 
+    def probe(self) -> WindowMeasurement:
+        """Measure what the model reads, once per run (a served model: its answers too)."""
+        if self.measured is None:
+            tokens = budget(self.config, self.embedder)
+            measured = probe_window(self.config, self.embedder, self.inputs, self.cache, tokens)
+            self.measured, self.report.probe = measured, dataclasses.replace(measured.stats)
+        return self.measured
+
     def plan(self) -> Planning:
         """Measure what the model reads, then start planning the run's haystacks.
 
         The blocks come as they are built.
         """
-        tokens = budget(self.config, self.embedder)
-        measured = probe_window(self.config, self.embedder, self.inputs, self.cache, tokens)
-        self.measured, self.report.probe = measured, dataclasses.replace(measured.stats)
+        measured = self.probe()
         return start_planning(
             self.config, self.embedder, self.inputs, self.cache.sentence_counts, measured
         )
@@ -243,6 +250,8 @@ class Run:
         """The whole run's results: from the results cache, else embedded and measured."""
         config, embedder, inputs = self.config, self.embedder, self.inputs
         results_file = None
+        if is_served(embedder):
+            self.probe()  # a server's answers are part of its identity: measured every run
         if self.cache.results is not None:
             results_file = self.cache.results / f"{results_key(config, embedder, inputs)}.json"
             cached = _cached(results_file, config, embedder.identity.digest)

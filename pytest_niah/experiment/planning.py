@@ -19,6 +19,8 @@ from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
+from pytest_niah.embed.server_fingerprint import ServerFingerprint, answers_key, is_served
+from pytest_niah.embed.server_noise import measure_noise
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.window_probe import WindowMeasurement, measure_window
 from pytest_niah.haystacks.audit import check_onehop_tokens
@@ -106,8 +108,26 @@ def probe_window(
     """Measure what the model reads (:mod:`~pytest_niah.embed.window_probe`).
 
     The probe's texts are batched as the run's (``token_budget``: the run's, else the
-    config's) and go through the embedding cache when the policy has one.
+    config's) and go through the embedding cache when the policy has one. A served model's
+    go to the server every run, after its noise is measured (a server whose answers ignore
+    the text is refused), and pin its answers into its identity
+    (:mod:`~pytest_niah.embed.server_fingerprint`) before any cache is read.
     """
+    tokens = config.token_budget if token_budget is None else token_budget
+    if is_served(embedder):
+        noise = measure_noise(embedder)
+        measured = measure_window(
+            embedder,
+            inputs.corpus,
+            max(config.lengths),
+            None,
+            budget=tokens,
+            batch_size=config.batch_size,
+            noise=noise.pair,
+        )
+        space = embedder.served_identity.digest
+        embedder.pin_answers(answers_key(ServerFingerprint.of(measured, noise), space, cache.work))
+        return measured
     store = None
     if cache.embeddings is not None and not embedder.fits_on_documents:
         store = EmbeddingStore(cache.embeddings)
@@ -117,7 +137,7 @@ def probe_window(
             inputs.corpus,
             max(config.lengths),
             store,
-            budget=config.token_budget if token_budget is None else token_budget,
+            budget=tokens,
             batch_size=config.batch_size,
         )
     finally:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import math
 import threading
@@ -65,6 +66,13 @@ class Faults:
         booleans: Send every vector as JSON booleans (``true`` where the value is positive).
         redirect_posts_status: The status of a ``redirect_posts`` answer (302: urllib would
             follow it as a GET).
+        noise: Add N(0, noise) to every component of every vector, fresh on every call (GPU
+            kernels that sum in another order each time).
+        random: Answer a random vector per text and call, whatever the text.
+        flip_sign: Negate every vector of every other embeddings request.
+        batch_jitter: Move every vector by this fraction of its length in a direction set by
+            the whole request's texts: the same request repeats exactly, other batch-mates
+            move it (as bfloat16 rounding does with padding).
     """
 
     rate_limit: int = 0
@@ -88,6 +96,10 @@ class Faults:
     window: int | None = None
     booleans: bool = False
     redirect_posts_status: int = 307
+    noise: float = 0.0
+    random: bool = False
+    flip_sign: bool = False
+    batch_jitter: float = 0.0
 
 
 @dataclass
@@ -145,6 +157,14 @@ class EmbeddingServer:
         self._thread.start()
         return self
 
+    def restart(self) -> EmbeddingServer:
+        """Stop, then serve the same model names on the same address afresh (no faults).
+
+        Set the new server's faults to stand for another model started in its place.
+        """
+        self.stop()
+        return EmbeddingServer(self.model, self.names, port=self.port)
+
     def stop(self) -> None:
         """Stop serving and free the port, once the requests in flight have finished."""
         self.drain()
@@ -189,7 +209,26 @@ class EmbeddingServer:
             rows = self.model.encode(
                 texts, batch_size=max(len(texts), 1), convert_to_numpy=True, show_progress_bar=False
             )
-        return [[float(x) for x in row] for row in rows]
+        return [[float(x) for x in row] for row in self.disturb(texts, rows)]
+
+    def disturb(self, texts: list[str], rows: Any) -> Any:
+        """The rows with the ``noise``, ``random`` and ``batch_jitter`` faults applied."""
+        import numpy as np
+
+        faults, rows = self.faults, np.asarray(rows, dtype=np.float64)
+        fresh = np.random.default_rng()  # another draw on every call
+        if faults.random:
+            rows = fresh.standard_normal(rows.shape)
+        if faults.noise:
+            rows = rows + fresh.normal(0.0, faults.noise, rows.shape)
+        if faults.batch_jitter:
+            seed = hashlib.sha256("\0".join(texts).encode()).digest()[:8]
+            direction = np.random.default_rng(int.from_bytes(seed, "little")).standard_normal(
+                rows.shape[1]
+            )
+            direction *= faults.batch_jitter / np.linalg.norm(direction)
+            rows = rows + np.linalg.norm(rows, axis=1, keepdims=True) * direction
+        return rows
 
     def cut(self, text: str, tokens: int) -> str:
         """``text`` up to its first ``tokens`` tokens (the served model's own tokenizer)."""
@@ -300,6 +339,8 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
                 answered = server.stats.answered
                 server.stats.answered += 1
             rows = server.embed(texts)
+            if faults.flip_sign and answered % 2 == 1:
+                rows = [[-x for x in row] for row in rows]
             if faults.wrong_dim_after is not None and answered >= faults.wrong_dim_after:
                 rows = [row[:-1] for row in rows]
             if faults.nan:

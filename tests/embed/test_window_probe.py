@@ -25,6 +25,7 @@ from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.window_probe import (
     MOVED,
     WindowMeasurement,
+    falls_short,
     measure_window,
     one_token_words,
     slack,
@@ -156,6 +157,14 @@ def test_exactly_slack_tokens_short_still_agrees_and_one_more_does_not(shared_co
         assert measured.note == f"reads {cut} tokens (it declares 512)"
     else:
         assert measured.note == f"reads only the first {cut} of the 512 tokens it declares"
+
+
+def test_one_rule_says_when_a_window_falls_short_of_the_declared_one():
+    # The effective window and the note both follow it (#34: it was written twice).
+    assert not falls_short(512, 507) and falls_short(512, 506) and falls_short(None, 300)
+    for window in (506, 507):
+        measured = WindowMeasurement(512, window, 512, "")
+        assert (measured.effective == window) == falls_short(512, window)
 
 
 def test_float_noise_between_batches_does_not_move_the_embedding(shared_corpus):
