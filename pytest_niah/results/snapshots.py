@@ -141,6 +141,6 @@ def atomic_serializer(base: Any) -> Any:
 
 def model_dir(root: Path, label: str) -> Path:
     """The folder of one model's snapshots under ``root``: one per label, always inside it."""
-    from pytest_niah.config.niah import label_file_name
+    from pytest_niah.naming import label_file_name
 
     return root / label_file_name(label)

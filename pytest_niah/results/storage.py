@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_niah.config import paths
-from pytest_niah.config.niah import label_file_name
 from pytest_niah.errors import CompareError, NiahWarning, OutputError, ResultsError
 from pytest_niah.files import create_whole, write_atomic
+from pytest_niah.naming import label_file_name
 from pytest_niah.results.niah_results import NiahResults, read_text
 from pytest_niah.results.provenance import commit_info, machine_id, machine_info
 from pytest_niah.results.results_schema import RUN_SCHEMA_VERSION, RunDocument, validate

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from niah_synthetic import results
 
-from pytest_niah.config.niah import label_file_name
 from pytest_niah.errors import CompareError, ConfigError, OutputError, ResultsError
+from pytest_niah.naming import label_file_name
 from pytest_niah.results import storage
 from pytest_niah.results.provenance import machine_id
 from pytest_niah.results.run_file import RunHeader, check_name, run_header, run_name_of

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.config.niah import label_file_name
 from pytest_niah.errors import OutputError
 from pytest_niah.files import TMP_MARK
+from pytest_niah.naming import label_file_name
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.run_history import read_runs
 from pytest_niah.results.stale_temps import STALE_AFTER_S
