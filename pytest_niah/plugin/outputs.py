@@ -73,10 +73,10 @@ def _save_json(results: NiahResults, target: Path) -> list[Path]:
 
 
 def _save_run(niah: NiahSession, results: NiahResults, label: str) -> list[Path]:
-    from pytest_niah.results.storage import save_run
+    from pytest_niah.results.storage import RunStore
 
     store, overwrite = niah.store_dir, niah.save_overwrite
-    return [save_run(results, niah.save, store=store, label=label, overwrite=overwrite)]
+    return [RunStore(store).save(results, niah.save, label=label, overwrite=overwrite)]
 
 
 def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[ReportComparison]:
