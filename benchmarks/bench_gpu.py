@@ -4,7 +4,7 @@
         [--positions N] [--groups dietary,vehicle] [--attention auto|sdpa,flash_attention_2]
         [--models standin,packaged-minilm] [--standin-dir DIR] [--json out.json]
 
-It builds the 8K stand-in encoder with ``../shared/tools/make_long_standin.py`` (a random
+It builds the 8K stand-in encoder with ``benchmarks/make_long_standin.py`` (a random
 BERT-large-shaped model, 342M parameters, 8,192 positions; ``--small``: a 5M-parameter one
 for a CPU) in a temporary folder (``--standin-dir`` builds there once and reuses it), then,
 for the stand-in and the packaged MiniLM, and for each attention implementation:
@@ -66,8 +66,8 @@ if importlib.util.find_spec("pytest_niah") is None:
 STANDIN = "standin"
 MINILM = "packaged-minilm"
 TOOL = "make_long_standin.py"
-# Where the project keeps its shared tools: beside the checkout, or copied into it.
-TOOL_PLACES = (REPO.parent / "shared" / "tools" / TOOL, REPO / "shared" / "tools" / TOOL)
+# The builder ships beside this script, so a bare clone can run it.
+TOOL_PLACE = Path(__file__).resolve().parent / TOOL
 DEFAULT = "default"  # the model's own attention: what the engine uses when not told
 PADDED = ":padded"  # sentence-transformers' unpadded flash-attention path turned off
 LONG = 8192  # the length the no-out-of-memory target is about
@@ -127,17 +127,14 @@ class Row:
 
 
 def find_tool(given: Path | None) -> Path:
-    """The stand-in builder: ``--standin-tool``, else the project's shared tools."""
-    places = (given,) if given is not None else TOOL_PLACES
-    for place in places:
-        if place.is_file():
-            return place
-    looked = " or ".join(str(p) for p in places)
+    """The stand-in builder: ``--standin-tool``, else the one beside this script."""
+    place = given if given is not None else TOOL_PLACE
+    if place.is_file():
+        return place
     raise SetupError(
-        f"the stand-in builder {TOOL} is missing: looked for {looked}. Fix: put the project's "
-        f"shared/ folder beside the checkout (so {TOOL_PLACES[0]} exists), pass "
-        "--standin-tool=PATH to the script, or pass --standin-dir=DIR holding a stand-in "
-        "built before"
+        f"the stand-in builder {TOOL} is missing: looked for {place}. Fix: pass "
+        f"--standin-tool=PATH to a builder (the project ships {TOOL_PLACE}), or pass "
+        "--standin-dir=DIR holding a stand-in built before"
     )
 
 

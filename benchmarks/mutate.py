@@ -1,16 +1,24 @@
-"""One-line mutation testing of the rule-bearing modules, against the fast tests that own them.
+"""Mutation testing of the rule-bearing modules, against the fast tests that own them.
 
-Each mutant changes one operator or constant in one line (a comparison flipped or made
-strict, ``and``/``or`` swapped, a ``not`` dropped, a number moved by one, ``True``/``False``
-swapped, ``min``/``max`` swapped, ``+``/``-`` swapped). Every mutant runs in a copy of the
+Each mutant changes one thing in one line. Operators: a comparison flipped or made strict,
+``and``/``or`` swapped, a ``not`` dropped, a number moved by one, ``True``/``False``
+swapped, ``min``/``max`` swapped, ``+``/``-`` swapped; clause deletion (one operand of an
+``and``/``or`` dropped, an ``if`` statement, a ``raise`` or a bare call deleted: a dropped
+check); return value (``return X`` -> ``return None``). Every mutant runs in a copy of the
 last commit (the working tree is never touched or read, so other work can go on beside it;
 ``--working-tree`` mutates uncommitted code), with the copy first on ``PYTHONPATH`` so that
 pytester subprocesses import the mutant too. A mutant is *killed* when its tests fail (or
 time out), *survives* when they pass. The owning tests run once unmutated first: a module
 whose tests already fail stops the run, as its every mutant would read as killed.
 
-    python benchmarks/mutate.py                      # every module in TARGETS
+The modules and their tests are ``mutation_targets.TARGETS``. Each run draws ``--sample``
+mutants per module with a fresh seed, printed (``--seed N`` draws that sample again), so the
+score is that of mutants no test was written against; ``--rescore SEED`` runs an earlier
+sample too, and the report gives both scores side by side.
+
+    python benchmarks/mutate.py                      # a fresh sample of every module
     python benchmarks/mutate.py --module measure/verdicts.py --jobs 2
+    python benchmarks/mutate.py --rescore 1          # the fresh sample beside seed 1's
     python benchmarks/mutate.py --list               # the mutants, without running them
     python benchmarks/mutate.py --report benchmarks/results/mutation.md
 
@@ -26,6 +34,8 @@ import argparse
 import ast
 import concurrent.futures
 import os
+import random
+import secrets
 import shutil
 import subprocess
 import sys
@@ -34,50 +44,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from mutation_targets import TARGETS
 
-# Module (under pytest_niah/) -> the fast tests that own its rules.
-TARGETS: dict[str, list[str]] = {
-    "measure/verdicts.py": ["tests/measure/test_verdicts.py", "tests/measure/test_gates.py"],
-    "measure/gates.py": [
-        "tests/measure/test_gates.py",
-        "tests/measure/test_verdicts.py",
-        "tests/measure/test_gate_records.py",
-    ],
-    "measure/metrics.py": ["tests/measure/test_metrics.py"],
-    "measure/stats.py": ["tests/measure/test_stats.py", "tests/measure/test_stats_edges.py"],
-    "measure/scoring.py": [
-        "tests/measure/test_scoring_rules.py",
-        "tests/measure/test_truncation.py",
-        "tests/measure/test_retrieval.py",
-        "tests/measure/test_tables.py",
-        "tests/measure/test_metrics.py",
-        "tests/measure/test_maxsim_rules.py",
-    ],
-    "results/compare.py": [
-        "tests/results/test_compare.py",
-        "tests/results/test_compare_edges.py",
-        "tests/results/test_window_change.py",
-    ],
-    "embed/identity.py": ["tests/embed/test_identity.py", "tests/embed/test_identity_edges.py"],
-    "results/storage.py": [
-        "tests/results/test_storage_edges.py",
-        "tests/results/test_storage.py",
-        "tests/results/test_storage_files.py",
-        "tests/results/test_run_history.py",
-    ],
-    "results/run_file.py": [
-        "tests/results/test_storage_edges.py",
-        "tests/results/test_run_history.py",
-        "tests/results/test_storage_compression.py",
-        "tests/results/test_storage.py",
-    ],
-    "config/cache_policy.py": [
-        "tests/config/test_cache_policy.py",
-        "tests/plugin/test_session_settings.py",
-    ],
-    "embed/window_probe.py": ["tests/embed/test_window_probe.py"],
-}
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SAMPLE = 10  # mutants per module and seed
+# Expression-level mutants of these lines change only a message or a log.
+_MESSAGE_LINES = ("assert ", "raise ", "__all__", "log", "warnings.")
 
 SWAPS_COMPARE: dict[type[ast.cmpop], list[type[ast.cmpop]]] = {
     ast.Lt: [ast.LtE, ast.Gt],
@@ -141,6 +113,11 @@ def mutations(node: ast.AST) -> list[tuple[str, object]]:
     elif isinstance(node, ast.BoolOp):
         new_op = ast.Or if isinstance(node.op, ast.And) else ast.And
         out.append((f"{type(node.op).__name__} -> {new_op.__name__}", ("bool", new_op)))
+        # Clause deletion: a condition that forgets one of its clauses.
+        for position in range(len(node.values)):
+            out.append(
+                (f"drop clause {position + 1} of {type(node.op).__name__}", ("drop", position))
+            )
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         out.append(("drop not", ("unnot", None)))
     elif isinstance(node, ast.BinOp) and type(node.op) in SWAPS_BINOP:
@@ -161,6 +138,34 @@ def mutations(node: ast.AST) -> list[tuple[str, object]]:
     return out
 
 
+def statement_mutations(node: ast.AST) -> list[tuple[str, object]]:
+    """What one statement can become: deleted (a check dropped), or returning ``None``."""
+    if isinstance(node, ast.If):
+        return [("delete if", ("delete", None))]
+    if isinstance(node, ast.Raise):
+        return [("delete raise", ("delete", None))]
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        return [("delete call", ("delete", None))]
+    returns_none = isinstance(node, ast.Return) and (
+        node.value is None or (isinstance(node.value, ast.Constant) and node.value.value is None)
+    )
+    if isinstance(node, ast.Return) and not returns_none:
+        return [("return None", ("return_none", None))]
+    return []
+
+
+def _replace(tree: ast.AST, node: ast.AST, new: ast.AST) -> None:
+    """Put ``new`` where ``node`` is in ``tree``."""
+    parent = next(p for p in ast.walk(tree) for c in ast.iter_child_nodes(p) if c is node)
+    for name, field in ast.iter_fields(parent):
+        if field is node:
+            setattr(parent, name, new)
+        elif isinstance(field, list):
+            for i, item in enumerate(field):
+                if item is node:
+                    field[i] = new
+
+
 def apply(source: str, index: int, spec: object) -> str:
     """The source with node ``index`` (walk order) changed as ``spec`` says."""
     tree = ast.parse(source)
@@ -175,14 +180,17 @@ def apply(source: str, index: int, spec: object) -> str:
     elif kind == "call":
         node.func.id = value  # type: ignore[attr-defined]
     elif kind == "unnot":
-        parent = next(p for p in ast.walk(tree) for c in ast.iter_child_nodes(p) if c is node)
-        for name, field in ast.iter_fields(parent):
-            if field is node:
-                setattr(parent, name, node.operand)  # type: ignore[attr-defined]
-            elif isinstance(field, list):
-                for i, item in enumerate(field):
-                    if item is node:
-                        field[i] = node.operand  # type: ignore[attr-defined]
+        _replace(tree, node, node.operand)  # type: ignore[attr-defined]
+    elif kind == "drop":
+        kept = [v for i, v in enumerate(node.values) if i != value]  # type: ignore[attr-defined]
+        if len(kept) == 1:
+            _replace(tree, node, kept[0])
+        else:
+            node.values = kept  # type: ignore[attr-defined]
+    elif kind == "delete":
+        _replace(tree, node, ast.Pass())
+    elif kind == "return_none":
+        node.value = ast.Constant(None)  # type: ignore[attr-defined]
     return ast.unparse(tree)
 
 
@@ -199,9 +207,10 @@ def enumerate_mutants(module: str, root: Path = ROOT) -> list[tuple[Mutant, obje
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             continue
         line = (source.splitlines()[node.lineno - 1]).strip()
-        if line.startswith(("assert ", "raise ", "__all__", "log", "warnings.")):
-            continue
-        for description, spec in mutations(node):
+        changes = statement_mutations(node)
+        if not line.startswith(_MESSAGE_LINES):
+            changes += mutations(node)
+        for description, spec in changes:
             found.append((Mutant(module, index, node.lineno, description), spec))
     return found
 
@@ -269,16 +278,73 @@ def run_one(
         return outcome, time.perf_counter() - started
 
 
+def draw(
+    found: list[tuple[Mutant, object]], module: str, seed: int, size: int
+) -> list[tuple[Mutant, object]]:
+    """The sample of ``size`` mutants of ``module`` that ``seed`` draws (all when fewer)."""
+    if not size or len(found) <= size:
+        return list(found)
+    chosen = random.Random(f"{seed}:{module}").sample(found, size)
+    return sorted(chosen, key=lambda item: item[0].index)
+
+
+def report(
+    modules: list[str],
+    samples: dict[str, set[Mutant]],
+    outcomes: dict[Mutant, str],
+) -> str:
+    """Per module, each sample's killed / mutants and score, then the survivors.
+
+    The first sample is the fresh one; any others are earlier seeds re-scored.
+    """
+    names = list(samples)
+    head = "| module | " + " | ".join(names) + " |"
+    lines = [head, "|---|" + "---:|" * len(names)]
+
+    def cell(mutants: set[Mutant]) -> str:
+        if not mutants:
+            return "-"
+        killed = sum(1 for m in mutants if outcomes[m] != "survived")
+        return f"{killed}/{len(mutants)} ({100 * killed / len(mutants):.0f}%)"
+
+    for module in modules:
+        row = [cell({m for m in samples[n] if m.module == module}) for n in names]
+        if any(c != "-" for c in row):
+            lines.append(f"| {module} | " + " | ".join(row) + " |")
+    totals = []
+    for name in names:
+        mutants = samples[name]
+        killed = sum(1 for m in mutants if outcomes[m] != "survived")
+        score = 100 * killed / len(mutants) if mutants else 0.0
+        totals.append(f"**{killed}/{len(mutants)} ({score:.1f}%)**")
+    lines.append("| **all** | " + " | ".join(totals) + " |")
+    survivors = [
+        f"- `{m.module}:{m.line}` {m.description} ("
+        + ", ".join(n for n in names if m in samples[n])
+        + ")"
+        for m in sorted(outcomes, key=lambda m: (m.module, m.line, m.index, m.description))
+        if outcomes[m] == "survived"
+    ]
+    return "\n".join(lines) + "\n\nSurvivors:\n" + ("\n".join(survivors) or "- none") + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Draw the samples, run the baselines then the mutants, print (and write) the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--module", action="append", help="module under pytest_niah/ (repeatable)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument(
-        "--sample", type=int, default=0, help="at most N mutants per module, drawn with --seed"
+        "--sample",
+        type=int,
+        default=DEFAULT_SAMPLE,
+        help=f"mutants per module and seed (default {DEFAULT_SAMPLE}; 0: every mutant)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, help="the fresh sample's seed (default: a new one)")
+    parser.add_argument(
+        "--rescore", type=int, action="append", default=[], help="also run seed N's sample"
+    )
     parser.add_argument("--report", help="write a markdown report here")
     parser.add_argument(
         "--working-tree",
@@ -286,31 +352,34 @@ def main(argv: list[str] | None = None) -> int:
         help="mutate the working tree as it is (default: the last commit, HEAD)",
     )
     args = parser.parse_args(argv)
+    if args.sample < 0:
+        parser.error(f"--sample={args.sample}: give 0 (every mutant) or a positive count")
     modules = args.module or list(TARGETS)
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    print(f"seed {seed} (python benchmarks/mutate.py --seed {seed} draws this sample again)")
+    seeds = {f"fresh, seed {seed}": seed}
+    seeds |= {f"re-scored, seed {s}": s for s in args.rescore if s != seed}
     holder = tempfile.TemporaryDirectory(prefix="niah-mutate-head-")
     source = ROOT if args.working_tree else snapshot_head(Path(holder.name) / "head")
-    work: list[tuple[Mutant, object, list[str]]] = []
+    samples: dict[str, set[Mutant]] = {name: set() for name in seeds}
+    work: dict[Mutant, tuple[object, list[str]]] = {}
     for module in modules:
         if not (source / "pytest_niah" / module).exists():
             print(f"skip {module}: no such module")
             continue
         tests = TARGETS.get(module) or [f"tests/{Path(module).parent}"]
         found = enumerate_mutants(module, source)
-        if args.sample and len(found) > args.sample:
-            import random
-
-            found = sorted(
-                random.Random(f"{args.seed}:{module}").sample(found, args.sample),
-                key=lambda item: item[0].index,
-            )
-        work += [(m, spec, tests) for m, spec in found]
+        for name, value in seeds.items():
+            for mutant, spec in draw(found, module, value, args.sample):
+                samples[name].add(mutant)
+                work[mutant] = (spec, tests)
     if args.list:
-        for mutant, _, _ in work:
+        for mutant in sorted(work, key=lambda m: (m.module, m.index, m.description)):
             print(f"{mutant.module}:{mutant.line}: {mutant.description}")
         print(f"{len(work)} mutants")
         return 0
     # A baseline that fails would count every mutant of its module as killed.
-    baselines = {module: tests for m, _, tests in work for module in [m.module]}
+    baselines = {m.module: tests for m, (_, tests) in work.items()}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         checked = {
             module: pool.submit(run_one, None, None, tests, args.timeout, source)
@@ -320,42 +389,22 @@ def main(argv: list[str] | None = None) -> int:
     if failing:
         print(f"baseline tests fail unmutated for {', '.join(failing)}: fix them first")
         return 1
-    results: list[tuple[Mutant, str, float]] = []
+    outcomes: dict[Mutant, str] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {
-            pool.submit(run_one, m, spec, tests, args.timeout, source): m for m, spec, tests in work
+            pool.submit(run_one, m, spec, tests, args.timeout, source): m
+            for m, (spec, tests) in work.items()
         }
         for future in concurrent.futures.as_completed(futures):
             mutant = futures[future]
             outcome, seconds = future.result()
-            results.append((mutant, outcome, seconds))
+            outcomes[mutant] = outcome
             print(
                 f"{outcome:8} {mutant.module}:{mutant.line} {mutant.description} ({seconds:.0f} s)",
                 flush=True,
             )
-    results.sort(key=lambda r: (r[0].module, r[0].line, r[0].index))
-    lines = ["| module | mutants | killed | survived | score |", "|---|---:|---:|---:|---:|"]
-    total = killed_all = 0
-    for module in modules:
-        mine = [r for r in results if r[0].module == module]
-        if not mine:
-            continue
-        killed = sum(1 for r in mine if r[1] != "survived")
-        total += len(mine)
-        killed_all += killed
-        lines.append(
-            f"| {module} | {len(mine)} | {killed} | {len(mine) - killed} | "
-            f"{100 * killed / len(mine):.0f}% |"
-        )
-    if total:
-        lines.append(
-            f"| **all** | {total} | {killed_all} | {total - killed_all} | "
-            f"**{100 * killed_all / total:.1f}%** |"
-        )
-    survivors = [
-        f"- `{m.module}:{m.line}` {m.description}" for m, o, _ in results if o == "survived"
-    ]
-    text = "\n".join(lines) + "\n\nSurvivors:\n" + ("\n".join(survivors) or "- none") + "\n"
+    text = f"Seed {seed}, {args.sample or 'every'} mutants per module.\n\n"
+    text += report(modules, samples, outcomes)
     print(text)
     if args.report:
         Path(args.report).write_text(text, encoding="utf-8")

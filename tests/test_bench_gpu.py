@@ -37,15 +37,44 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
 
 
 def test_a_missing_standin_builder_is_a_clear_error(tmp_path: Path):
-    missing = tmp_path / "shared" / "tools" / "make_long_standin.py"
+    missing = tmp_path / "tools" / "make_long_standin.py"
     command = [sys.executable, str(SCRIPT), "--small", "--device=cpu", f"--standin-tool={missing}"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert str(missing) in done.stderr, done.stderr
-    # The fix: where the builder belongs, or the options that do without it.
-    for fix in ("shared/", "--standin-tool", "--standin-dir"):
+    # The fix: the builder the project ships, or the options that do without it.
+    for fix in (str(BENCHMARKS / "make_long_standin.py"), "--standin-tool", "--standin-dir"):
         assert fix in done.stderr, done.stderr
+
+
+def test_the_standin_builder_ships_in_the_checkout(bench: ModuleType):
+    # A fresh clone has nothing beside it: the builder found by default is the project's own.
+    tool = bench.find_tool(None)
+    assert tool == BENCHMARKS / "make_long_standin.py" and tool.is_file()
+
+
+def test_the_standin_builder_builds_a_small_8k_encoder(tmp_path: Path, monkeypatch):
+    from sentence_transformers import SentenceTransformer
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    builder = importlib.import_module("make_long_standin")
+    try:
+        assert builder.main([str(tmp_path / "standin"), "--small"]) == 0
+    finally:
+        sys.modules.pop("make_long_standin", None)
+    model = SentenceTransformer(str(tmp_path / "standin"), device="cpu")
+    assert model.max_seq_length == 8192
+    assert sum(p.numel() for p in model.parameters()) < 10_000_000
+    first, again = model.encode(["a needle in a haystack"] * 2)
+    assert first.shape == (128,) and (first == again).all()
+    # A file where the folder belongs is a usage error naming it, before anything is built.
+    taken = tmp_path / "taken"
+    taken.write_text("", encoding="utf-8")
+    with pytest.raises(SystemExit) as error:
+        builder.main([str(taken)])
+    assert error.value.code == 2
 
 
 def test_a_bad_grid_is_a_usage_error_before_anything_is_built(tmp_path: Path):

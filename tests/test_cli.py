@@ -165,9 +165,9 @@ def test_a_path_with_a_line_break_is_still_one_line(
 def test_a_saved_run_is_read_like_a_results_file(
     results: NiahResults, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_niah.results.storage import save_run
+    from pytest_niah.results.storage import RunStore
 
-    saved = save_run(results, "base", store=tmp_path / "runs", label="lexical")
+    saved = RunStore(tmp_path / "runs").save(results, "base", label="lexical")
     assert main(["summary", str(saved), "--label", "saved"]) == 0
     out = capsys.readouterr().out
     assert "## saved\n" in out and "| length |" in out

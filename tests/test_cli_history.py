@@ -17,7 +17,7 @@ from pytest_niah.report.history_view import history_lines
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.provenance import machine_id
 from pytest_niah.results.run_history import load_history
-from pytest_niah.results.storage import resolve_run, save_run
+from pytest_niah.results.storage import RunStore
 
 LABEL = "lexical:tfidf"
 T0 = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -70,7 +70,7 @@ def fill(store: Path, measured: NiahResults, label: str = LABEL) -> list[Path]:
         results = doctored(measured, auc, NEW_MODEL if day == 2 else "")
         commit = {"id": sha + "0" * 29, "branch": "main", "dirty": dirty}
         now = T0 + timedelta(days=30 * day)
-        paths.append(save_run(results, name, store=store, label=label, now=now, commit=commit))
+        paths.append(RunStore(store).save(results, name, label=label, now=now, commit=commit))
     return paths
 
 
@@ -206,7 +206,7 @@ def test_a_run_without_the_arm_is_left_out_with_a_note(measured, tmp_path, capsy
         tables=tuple(dataclasses.replace(t, arm="literal") for t in measured.tables),
         intervals=(),
     )
-    save_run(literal_only, "lit", store=store, label=LABEL, now=T0 + timedelta(days=200))
+    RunStore(store).save(literal_only, "lit", label=LABEL, now=T0 + timedelta(days=200))
     code, out, err = history(capsys, "--storage", str(store))
     assert code == 0
     assert err == f"pytest-niah: note: left out run 'lit' of '{LABEL}' has no onehop/whole rows\n"
@@ -216,7 +216,7 @@ def test_a_run_without_the_arm_is_left_out_with_a_note(measured, tmp_path, capsy
 def test_long_run_names_are_shortened_and_kept_on_one_line(measured, tmp_path, capsys):
     store = tmp_path / "runs"
     name = "nightly-" + "x" * 40 + "\u2028tail"
-    save_run(measured, name, store=store, label=LABEL, now=T0, commit={})
+    RunStore(store).save(measured, name, label=LABEL, now=T0, commit={})
     code, out, _ = history(capsys, "--storage", str(store))
     assert code == 0
     _, row = table_rows(out, "AUC [95% CI] per length")
@@ -365,14 +365,14 @@ def test_history_ends_on_the_run_compare_previous_picks_when_saved_in_one_second
     # Issue 21: two runs saved in one second; the file written last ("one-a", newer file
     # time) was "previous" while the history's last row was "one-b". One order now: by name.
     second = T0 + timedelta(days=1)
-    save_run(measured, "one-b", store=tmp_path, label=LABEL, now=second, commit={})
-    last_written = save_run(measured, "one-a", store=tmp_path, label=LABEL, now=second)
+    RunStore(tmp_path).save(measured, "one-b", label=LABEL, now=second, commit={})
+    last_written = RunStore(tmp_path).save(measured, "one-a", label=LABEL, now=second)
     later = datetime.now().timestamp() + 60
     os.utime(last_written, (later, later))
     code, out, err = history(capsys, "--storage", str(tmp_path))
     assert code == 0, err
     _, *body = table_rows(out, "AUC [95% CI] per length")
-    previous = resolve_run("previous", store=tmp_path, label=LABEL)
+    previous = RunStore(tmp_path).resolve("previous", LABEL)
     assert [row[2] for row in body[:2]] == ["one-a", "one-b"]
     assert previous.name == f"{body[1][2]}.json.gz"
 

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.errors import ConfigError, ShardError
-from pytest_niah.experiment import run_experiment
+from pytest_niah.experiment import plan_inputs, run_experiment
 from pytest_niah.experiment.shards import (
     Shard,
     read_part,
@@ -39,7 +39,8 @@ def config(shared_corpus_dir: Path) -> NiahConfig:
 
 @pytest.fixture(scope="module")
 def unsharded(config: NiahConfig) -> str:
-    return run_experiment(config, cache_dir=None).without_speed().to_json()
+    # No cache: the results are measured, not read back from another test's run.
+    return run_experiment(config, use_cache=False).without_speed().to_json()
 
 
 @pytest.fixture(scope="module")
@@ -220,6 +221,29 @@ def test_with_the_cache_a_shard_job_keeps_what_a_whole_run_keeps(config, tmp_pat
     assert "embeddings.sqlite" in kept and any(k.startswith("sentence-counts") for k in kept)
     # The whole run also keeps its finished results; nothing else differs.
     assert [k for k in files_under(whole) if not k.startswith("results")] == kept
+
+
+def test_no_cache_dir_is_the_default_root_for_every_kind_of_run(config, tmp_path, monkeypatch):
+    # Found (#34.3): cache_dir=None was the default root for run_experiment but no cache at
+    # all for run_shard and plan_inputs. Each now keeps under $NIAH_CACHE_DIR what it keeps
+    # under a root it is given.
+    kept = {}
+    calls = {
+        "whole": lambda: run_experiment(config),
+        "shard": lambda: run_shard(config, Shard(1, 1), tmp_path / "parts"),
+        "plan": lambda: plan_inputs(config),
+    }
+    for name, call in calls.items():
+        monkeypatch.setenv("NIAH_CACHE_DIR", str(tmp_path / name))
+        call()
+        kept[name] = files_under(tmp_path / name) if (tmp_path / name).is_dir() else []
+    assert "embeddings.sqlite" in kept["shard"]
+    assert [k for k in kept["whole"] if not k.startswith("results")] == kept["shard"]
+    assert "embeddings.sqlite" in kept["plan"]  # the window probe's texts
+    # And use_cache=False is no cache, for a plan as for a run.
+    monkeypatch.setenv("NIAH_CACHE_DIR", str(tmp_path / "off"))
+    plan_inputs(config, use_cache=False)
+    assert not (tmp_path / "off").exists() or files_under(tmp_path / "off") == []
 
 
 # -- damaged parts (issue 23): refused, naming the file ----------------------------------------

@@ -151,20 +151,20 @@ def no_runs_error(
     read: bool,
 ) -> CliError:
     """Why no saved run was shown, and what to choose instead."""
-    from pytest_niah.results.storage import run_files
+    from pytest_niah.results.storage import RunStore
 
     if bad and not read:
         return CliError(
             f"no readable saved run in {store} (every file was skipped, see the warnings)",
             "save runs again with pytest --niah-model=... --niah-save=NAME",
         )
-    if not run_files(store):
+    if not RunStore(store).files():
         return CliError(
             f"no saved runs in {store}",
             "save runs with pytest --niah-model=... --niah-save=NAME (or point --storage at "
             "the folder --niah-storage names)",
         )
-    folders = sorted({f"{p.parent.parent.name}/{p.parent.name}" for p in run_files(store)})
+    folders = sorted({f"{p.parent.parent.name}/{p.parent.name}" for p in RunStore(store).files()})
     wanted = ", ".join(
         [*(f"label {label!r}" for label in labels), *([f"machine {machine!r}"] if machine else [])]
     )

@@ -30,13 +30,17 @@ class CachePolicy:
 
     @classmethod
     def resolve(cls, cache_dir: str | Path | None, use_cache: bool = True) -> CachePolicy:
-        """The policy of the API's ``cache_dir`` (``None``: no cache) and ``use_cache``."""
-        return cls(Path(cache_dir) if cache_dir is not None else None, use_cache)
+        """The policy of the API's ``cache_dir`` and ``use_cache``: the one rule for both.
+
+        ``None`` (or an empty ``--niah-cache-dir``) is the default root, ``$NIAH_CACHE_DIR``
+        else the user cache folder, for every kind of run; ``use_cache=False`` is no cache.
+        """
+        return cls(paths.cache_root(cache_dir or None), use_cache)
 
     @classmethod
     def from_options(cls, cache_dir: str, no_cache: bool) -> CachePolicy:
         """The policy of ``--niah-cache-dir`` (empty: the default root) and ``--niah-no-cache``."""
-        return cls(paths.cache_root(cache_dir), not no_cache)
+        return cls.resolve(cache_dir, not no_cache)
 
     @property
     def books(self) -> Path | None:

@@ -8,18 +8,16 @@ API accept the same values and fail with the same messages, naming the field.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import groupby
 from typing import Any
 
 from pytest_niah.config.options import BY_NAME, default
 from pytest_niah.config.parsers import named
 from pytest_niah.digest import digest
 from pytest_niah.errors import ConfigError
+from pytest_niah.naming import MAX_LABEL_LENGTH, label_char
 
 
 @dataclass(frozen=True)
@@ -110,65 +108,13 @@ def default_label(name: str) -> str:
     return _slug(stem)
 
 
-MAX_LABEL_LENGTH = 100
-"""The longest model label: labels name files and folders, which have a length limit."""
-_HASH_DIGITS = 10
-_HASH_TAIL = re.compile(rf"-[0-9a-f]{{{_HASH_DIGITS}}}$")  # how a hashed name ends
-_SLUG_CHARS = 60
-
-
-def _label_char(ch: str) -> bool:
-    """A character a label may hold: a letter, a digit, ``.``, ``_`` or ``-``."""
-    return ch.isalnum() or ch in "._-"
-
-
 def _slug(text: str) -> str:
     """``text`` with every character a label may not hold turned into ``-``."""
-    return "".join(ch if _label_char(ch) else "-" for ch in text)
+    return "".join(ch if label_char(ch) else "-" for ch in text)
 
 
 def _is_label(text: str) -> bool:
-    return all(map(_label_char, text))
-
-
-def _file_char(ch: str) -> bool:
-    """A character a file name made from a label keeps: an ASCII label character."""
-    return ch.isascii() and _label_char(ch)
-
-
-def file_slug(text: str) -> str:
-    """A single, portable file name from any text.
-
-    Every run of characters that are not ASCII label characters becomes one ``-``; leading
-    and trailing ``-`` and ``.`` go (no hidden file, no ``..``); ``unnamed`` when nothing is
-    left.
-    """
-    runs = ("".join(run) if keep else "-" for keep, run in groupby(text, key=_file_char))
-    return "".join(runs).strip("-.") or "unnamed"
-
-
-def label_file_name(label: str) -> str:
-    """The name every file and folder named after a model label is built from.
-
-    The label itself when it is a plain name: at most :data:`MAX_LABEL_LENGTH` lowercase
-    ASCII letters, digits, ``.``, ``_`` and ``-`` (not first or last), not ending like a
-    hash (``-`` and ten hex digits). Any other label gets a readable slug (at most
-    :data:`_SLUG_CHARS` characters) plus ``-`` and ten hex digits of the label's sha256. So
-    the rule is one-to-one even where file names ignore case (``Prod`` and ``prod``, macOS
-    and Windows): plain names are lowercase and never end like a hash, and every hashed name
-    does; no name leaves its folder (``.``, ``..``, ``a/b``), and none is longer than 71
-    characters.
-    """
-    plain = (
-        len(label) <= MAX_LABEL_LENGTH
-        and label == label.lower()
-        and file_slug(label) == label
-        and not _HASH_TAIL.search(label)
-    )
-    if plain:
-        return label
-    digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{file_slug(label)[:_SLUG_CHARS]}-{digest[:_HASH_DIGITS]}"
+    return all(map(label_char, text))
 
 
 def _means_label(label: str, value: str) -> bool:
@@ -212,7 +158,7 @@ def check_label(label: str, *, name: str = "", derived: bool = False) -> None:
     elif len(label) > MAX_LABEL_LENGTH:
         problem = f"{what} is {len(label)} characters long (at most {MAX_LABEL_LENGTH})"
     elif not _is_label(label):
-        odd = sorted({ch for ch in label if not _label_char(ch)})
+        odd = sorted({ch for ch in label if not label_char(ch)})
         problem = f"{what} holds {', '.join(map(repr, odd))}"
     elif not any(ch.isalnum() for ch in label):
         problem = f"{what} has no letter or digit"

@@ -20,7 +20,7 @@ from pathlib import Path
 from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.config.options import default
-from pytest_niah.config.paths import CACHE_ENV, cache_root
+from pytest_niah.config.paths import CACHE_ENV
 from pytest_niah.digest import digest
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
@@ -35,17 +35,17 @@ from pytest_niah.experiment.planning import (
     Inputs,
     Planning,
     block_inputs,
+    block_weights,
     load_inputs,
     needle_kind,
     plan_in_background,
-    plan_inputs,
     probe_window,
     query_text,
     start_planning,
 )
 from pytest_niah.experiment.run_report import RunReport
 from pytest_niah.experiment.speed import speed_record
-from pytest_niah.haystacks.plan import ModelInput
+from pytest_niah.haystacks.plan import ModelInput, Plan
 from pytest_niah.progress import ConsoleProgress, NoProgress, Progress
 from pytest_niah.results.niah_results import NiahResults, package_versions
 from pytest_niah.results.results_schema import RESULTS_SCHEMA_VERSION
@@ -98,7 +98,8 @@ def run_experiment(
         cache_dir: The cache root: embeddings (``embeddings.sqlite``), finished results
             (``results/``), sentence token counts and model file hashes. ``None``: the
             plugin's default root (``$NIAH_CACHE_DIR``, else the user cache folder), so an
-            identical re-run, from the API or from pytest, loads no model at all.
+            identical re-run, from the API or from pytest, loads no model at all (as for
+            :func:`plan_inputs` and :func:`~pytest_niah.experiment.shards.run_shard`).
         use_cache: Use the caches under ``cache_dir``; ``False`` reads and writes none of
             them, only downloaded books are kept there (see :class:`CachePolicy`).
         progress: Where to report progress. ``True`` (the default): the plugin's console
@@ -111,7 +112,7 @@ def run_experiment(
             field two runs of one config never share, and results are otherwise identical
             bytes (``--niah-speed`` turns it on in the plugin).
     """
-    cache = CachePolicy(cache_root(cache_dir), use_cache)
+    cache = CachePolicy.resolve(cache_dir, use_cache)
     chosen = api_progress(progress)
     console = chosen if isinstance(chosen, ConsoleProgress) and progress is True else None
     if console is not None:
@@ -299,20 +300,28 @@ class Run:
         return results
 
 
-def block_weights(config: NiahConfig, inputs: Inputs) -> list[float]:
-    """The expected tokens of each block, in the order they are built (for the time left).
+def plan_inputs(
+    config: NiahConfig,
+    *,
+    embedder: Embedder | None = None,
+    inputs: Inputs | None = None,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+) -> tuple[Plan, list[ModelInput]]:
+    """Build every haystack and plan every model input of ``config``, as its run would.
 
-    Blocks come shortest length first, then draw, groups in needle-set order; a selected
-    group's block holds its needle haystacks and controls, another group's its controls only.
+    Nothing of the grid is embedded; the window probe's few texts are, through the caches
+    a run with the same ``cache_dir`` and ``use_cache`` uses, so the plan cuts inputs where
+    the run's would.
     """
-    selected = {group.id for group in inputs.selected.groups}
-    needles = config.positions * len(config.orders) * len(config.arms)
-    return [
-        float(length * (config.controls + (needles if group.id in selected else 0)))
-        for length in config.lengths
-        for _ in config.draws
-        for group in inputs.needle_set.groups
-    ]
+    run = Run.prepare(
+        config, cache=CachePolicy.resolve(cache_dir, use_cache), embedder=embedder, inputs=inputs
+    )
+    planning = run.plan()
+    out = list(planning.queries)
+    for block in planning.blocks:
+        out.extend(block_inputs(planning, block))
+    return planning.plan, out
 
 
 def _keep(results: NiahResults, results_file: Path) -> None:

@@ -17,7 +17,6 @@ from typing import Any
 
 from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
-from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.server_fingerprint import ServerFingerprint, answers_key, is_served
 from pytest_niah.embed.server_noise import measure_noise
@@ -204,27 +203,20 @@ def block_inputs(planning: Planning, block: Block) -> list[ModelInput]:
     return fresh
 
 
-def plan_inputs(
-    config: NiahConfig,
-    *,
-    embedder: Embedder | None = None,
-    inputs: Inputs | None = None,
-    cache_dir: str | Path | None = None,
-) -> tuple[Plan, list[ModelInput]]:
-    """Build every haystack and plan every model input of ``config``.
+def block_weights(config: NiahConfig, inputs: Inputs) -> list[float]:
+    """The expected tokens of each block, in the order they are built (for the time left).
 
-    Nothing of the grid is embedded; the window probe's few texts are (through the cache
-    under ``cache_dir``), so the plan cuts inputs where the run's would.
+    Blocks come shortest length first, then draw, groups in needle-set order; a selected
+    group's block holds its needle haystacks and controls, another group's its controls only.
     """
-    cache = CachePolicy.resolve(cache_dir)
-    inputs = inputs or load_inputs(config, cache_dir=cache.books)
-    embedder = embedder or load_embedder(config, memo_dir=cache.model_hashes)
-    measured = probe_window(config, embedder, inputs, cache)
-    planning = start_planning(config, embedder, inputs, cache.sentence_counts, measured)
-    out = list(planning.queries)
-    for block in planning.blocks:
-        out.extend(block_inputs(planning, block))
-    return planning.plan, out
+    selected = {group.id for group in inputs.selected.groups}
+    needles = config.positions * len(config.orders) * len(config.arms)
+    return [
+        float(length * (config.controls + (needles if group.id in selected else 0)))
+        for length in config.lengths
+        for _ in config.draws
+        for group in inputs.needle_set.groups
+    ]
 
 
 def plan_in_background(planning: Planning, seconds: dict[str, float]) -> Iterator[list[ModelInput]]:

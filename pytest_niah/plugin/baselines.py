@@ -35,12 +35,12 @@ class Baselines:
 
     def resolve(self, ref: str, labels: Iterable[str]) -> None:
         """Find the run ``ref`` names for every model (raises the store's error if missing)."""
-        from pytest_niah.results.storage import resolve_run
+        from pytest_niah.results.storage import RunStore
 
         # Resolved before this session saves anything, so "previous" is never this run and
         # needs no time limit: one saved a moment ago counts.
         for label in labels:
-            self.paths[label] = resolve_run(ref, store=self.store_dir, label=label)
+            self.paths[label] = RunStore(self.store_dir).resolve(ref, label)
 
     def source(self, label: str) -> str:
         """The baseline file of one model, for messages ("" without one)."""

@@ -62,12 +62,12 @@ def json_target(json_path: str, label: str, *, several: bool) -> Path:
     """The ``--niah-json`` file of one model: FILE itself, or FILE.<label>.json when several.
 
     The label part is the label's store folder name
-    (:func:`~pytest_niah.config.niah.label_file_name`): one-to-one, bounded and safe.
+    (:func:`~pytest_niah.naming.label_file_name`): one-to-one, bounded and safe.
     """
     target = Path(json_path)
     if not several:
         return target
-    from pytest_niah.config.niah import label_file_name
+    from pytest_niah.naming import label_file_name
 
     return target.with_name(f"{target.stem}.{label_file_name(label)}{target.suffix or '.json'}")
 
@@ -77,10 +77,10 @@ def _save_json(results: NiahResults, target: Path) -> list[Path]:
 
 
 def _save_run(niah: NiahSession, results: NiahResults, label: str) -> list[Path]:
-    from pytest_niah.results.storage import save_run
+    from pytest_niah.results.storage import RunStore
 
     store, overwrite = niah.store_dir, niah.save_overwrite
-    return [save_run(results, niah.save, store=store, label=label, overwrite=overwrite)]
+    return [RunStore(store).save(results, niah.save, label=label, overwrite=overwrite)]
 
 
 def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[ReportComparison]:

@@ -186,12 +186,12 @@ class NiahSession:
     def results_path(self, label: str) -> Path:
         """The shared results file of one model's config.
 
-        Named after the label's store folder (:func:`~pytest_niah.config.niah.label_file_name`),
+        Named after the label's store folder (:func:`~pytest_niah.naming.label_file_name`),
         which is one-to-one and bounded, so any label gives a short, safe file name.
         """
         if self.shared_dir is None:
             raise RuntimeError("pytest-niah: the shared folder is not set up yet")
-        from pytest_niah.config.niah import label_file_name
+        from pytest_niah.naming import label_file_name
 
         stem = f"niah-{label_file_name(label)}-{self.configs[label].fingerprint()}"
         return self.shared_dir / f"{stem}.json"
@@ -236,7 +236,7 @@ class NiahSession:
         root = Path(self.from_shards or self.shard_dir)
         if len(self.labels) == 1:
             return root
-        from pytest_niah.config.niah import label_file_name
+        from pytest_niah.naming import label_file_name
 
         return root / label_file_name(label)
 

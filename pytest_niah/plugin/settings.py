@@ -214,11 +214,11 @@ def _check_save(session: NiahSession, config: pytest.Config, problems: Problems)
     if not session.save:
         return
     from pytest_niah.files import output_problem
-    from pytest_niah.results.storage import run_path
+    from pytest_niah.results.storage import RunStore
 
     with problems:
         for label in session.labels:
-            target = run_path(session.save, store=session.store_dir, label=label)
+            target = RunStore(session.store_dir).target(session.save, label)
             try:
                 exists = target.exists()
             except OSError as exc:  # e.g. a name the file system cannot hold

@@ -7,12 +7,12 @@ figure draws every model. matplotlib is needed only for :func:`write_report`.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_niah.errors import OutputError
 from pytest_niah.files import write_atomic
+from pytest_niah.naming import results_file_names
 from pytest_niah.report.comparison import ReportComparison, comparisons_json
 from pytest_niah.report.headline import GateOutcome
 from pytest_niah.report.markdown_and_csv import cases_csv, step_summary_markdown, summary_markdown
@@ -34,7 +34,6 @@ __all__ = [
 ]
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
-_SLUG_MAX = 60
 
 
 def write_report(
@@ -247,29 +246,6 @@ def append_step_summary(text: str, path: str | os.PathLike[str] | None = None) -
             f"point {STEP_SUMMARY_ENV} at a writable file, or unset it outside GitHub Actions",
         ) from None
     return target
-
-
-def results_file_names(labels: Sequence[str]) -> list[str]:
-    """``results.json`` for one model, else ``results.<label>.json``, one distinct file each.
-
-    The label is made file-safe (``[A-Za-z0-9._-]``, at most 60 characters; nothing left
-    gives ``model``). Labels that come out the same (``a:b`` and ``a_b``; ``模型`` and
-    ``型号``), also ignoring case (for case-insensitive file systems), get ``-2``, ``-3``
-    ... in order, so every model has its own file, and no name leaves the folder.
-    """
-    if len(labels) == 1:
-        return ["results.json"]
-    names: list[str] = []
-    seen: set[str] = set()
-    for label in labels:
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._-")[:_SLUG_MAX]
-        slug = slug.strip("._-") or "model"
-        name, number = f"results.{slug}.json", 2
-        while name.lower() in seen:
-            name, number = f"results.{slug}-{number}.json", number + 1
-        seen.add(name.lower())
-        names.append(name)
-    return names
 
 
 def _history_html(

@@ -38,7 +38,7 @@ from pytest_niah.results.stale_temps import is_temp_file, remove_stale_temps_in
 __all__ = ["foreign_entries", "is_report_file", "replaced_folder", "report_folder_problem"]
 
 OLD_MARK = "old-"  # after the pid in the name of a previous report renamed aside
-# Every name write_report gives a file (results.<label>.json: see results_file_names).
+# Every name write_report gives a file (results.<label>.json: see naming.results_file_names).
 _REPORT_FILE = re.compile(
     r"report\.html|cases\.csv|summary\.md|comparison\.json|results(\.[A-Za-z0-9._-]+)?\.json"
 )

@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from pytest_niah.config.niah import file_slug
+from pytest_niah.naming import file_slug
 
 _GIT_TIMEOUT_S = 10
 

@@ -24,8 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pytest_niah.config import strict_json
-from pytest_niah.config.niah import file_slug
 from pytest_niah.errors import ConfigError, ResultsError
+from pytest_niah.naming import file_slug
 from pytest_niah.results.niah_results import read_text
 
 RUN_SUFFIX = ".json.gz"

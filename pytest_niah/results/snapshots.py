@@ -164,6 +164,6 @@ def remove_stale_snapshot_temps(root: Path) -> list[Path]:
 
 def model_dir(root: Path, label: str) -> Path:
     """The folder of one model's snapshots under ``root``: one per label, always inside it."""
-    from pytest_niah.config.niah import label_file_name
+    from pytest_niah.naming import label_file_name
 
     return root / label_file_name(label)

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_niah.config import paths
-from pytest_niah.config.niah import label_file_name
 from pytest_niah.errors import CompareError, NiahWarning, OutputError, ResultsError
 from pytest_niah.files import create_whole, write_atomic
+from pytest_niah.naming import label_file_name
 from pytest_niah.results.niah_results import NiahResults, read_text
 from pytest_niah.results.provenance import commit_info, machine_id, machine_info
 from pytest_niah.results.results_schema import RUN_SCHEMA_VERSION, RunDocument, validate
@@ -89,6 +89,17 @@ class RunStore:
         check_name(name)
         return _saved_in(self.folder(label, machine), name)
 
+    def target(self, name: str, label: str) -> Path:
+        """The file of run ``name`` of model ``label`` on this kind of machine.
+
+        The run's file when one is saved there (a plain ``<name>.json`` an earlier version
+        saved included: a save without overwrite refuses it too), else where it will be saved.
+
+        Raises:
+            ConfigError: ``name`` is empty or holds a path separator.
+        """
+        return self.saved(name, label) or self.path(name, label)
+
     def save(
         self,
         results: NiahResults,
@@ -99,7 +110,29 @@ class RunStore:
         commit: Mapping[str, str | bool] | None = None,
         overwrite: bool = False,
     ) -> Path:
-        """Save ``results`` as run ``name`` of model ``label``; see :func:`save_run`."""
+        """Save ``results`` as run ``name`` of model ``label``.
+
+        Without ``overwrite`` the run is created whole or not at all, and only when no run
+        of that name exists: of two runs saving one name at once, one fails. Temporary files
+        that killed saves left in the run's folder are removed first.
+
+        Args:
+            results: The results to save.
+            name: The run's name, e.g. ``baseline``; a file name, not a path.
+            label: The model label the plugin uses, e.g. ``packaged-minilm``.
+            now: The save time; the current UTC time when ``None``.
+            commit: The commit to record (``id``, ``branch``, ``dirty``); when ``None``, the
+                checkout the store sits in (:func:`~pytest_niah.results.provenance.commit_info`).
+            overwrite: Replace a run saved under this name before; otherwise that is an error.
+
+        Returns:
+            The written file, ``<store>/<run_key>/<name>.json.gz``; a plain ``<name>.json``
+            an earlier version saved there is replaced too (with ``overwrite``).
+
+        Raises:
+            ConfigError: ``name`` is empty or holds a path separator.
+            OutputError: a run of this name exists and ``overwrite`` is off.
+        """
         machine = machine_info()
         target = self.path(name, label, machine_id(machine))
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -169,14 +202,14 @@ class RunStore:
                 headers.append(header)
         return sorted(headers, key=lambda h: h.order_key), unreadable
 
-    def load(self, path: Path) -> tuple[dict[str, Any], NiahResults]:
-        """Read the run at ``path`` (in this store or not); see :func:`load_run`."""
-        return load_run(path)
-
     def latest(
         self, label: str, machine: str | None = None, *, before: datetime | None = None
     ) -> Path | None:
-        """The newest run of model ``label``: the last in the order of saved runs.
+        """The newest run of model ``label``: what ``--niah-compare=previous`` compares with.
+
+        The last run in the order of saved runs (save time, then name, then path; see
+        :func:`~pytest_niah.results.run_file.run_order`), the run ``pytest-niah history``
+        ends on.
 
         Args:
             label: The model label.
@@ -196,7 +229,23 @@ class RunStore:
         return older[-1].path if older else None
 
     def resolve(self, ref: str, label: str, *, before: datetime | None = None) -> Path:
-        """The file a ``--niah-compare`` reference points at; see :func:`resolve_run`."""
+        """The file a ``--niah-compare`` reference points at.
+
+        Args:
+            ref: A path to an existing results file (a saved run or a ``--niah-json`` file),
+                or the name of a saved run.
+            label: The model label; a name is looked up among this model's runs.
+            before: For ``previous``: only runs saved before this time (the session's start).
+
+        Returns:
+            ``ref`` itself when it is an existing file; for ``previous`` (unless a run is
+            named so) the newest run of this model saved on this kind of machine; else the
+            run ``ref`` saved on this kind of machine, else the newest run ``ref`` of this
+            model on any machine.
+
+        Raises:
+            CompareError: nothing matches; the message lists the saved runs.
+        """
         path = Path(ref)
         if path.is_file():
             return path
@@ -244,100 +293,6 @@ def run_key(model_label: str, machine: Mapping[str, str]) -> str:
     E.g. ``packaged-minilm/Linux-x86_64-cp311``: the label's file name, then the machine id.
     """
     return f"{label_file_name(model_label)}/{machine_id(machine)}"
-
-
-def save_run(
-    results: NiahResults,
-    name: str,
-    *,
-    store: Path,
-    label: str,
-    now: datetime | None = None,
-    commit: Mapping[str, str | bool] | None = None,
-    overwrite: bool = False,
-) -> Path:
-    """Save ``results`` as run ``name`` of model ``label``.
-
-    Without ``overwrite`` the run is created whole or not at all, and only when no run of
-    that name exists: of two runs saving one name at once, one fails. Temporary files that
-    killed saves left in the run's folder are removed first.
-
-    Args:
-        results: The results to save.
-        name: The run's name, e.g. ``baseline``; a file name, not a path.
-        store: The store folder (see :func:`default_store_dir`).
-        label: The model label the plugin uses, e.g. ``packaged-minilm``.
-        now: The save time; the current UTC time when ``None``.
-        commit: The commit to record (``id``, ``branch``, ``dirty``); when ``None``, the
-            checkout the store sits in (:func:`~pytest_niah.results.provenance.commit_info`).
-        overwrite: Replace a run saved under this name before; otherwise that is an error.
-
-    Returns:
-        The written file, ``<store>/<run_key>/<name>.json.gz``; a plain ``<name>.json``
-        an earlier version saved there is replaced too (with ``overwrite``).
-
-    Raises:
-        ConfigError: ``name`` is empty or holds a path separator.
-        OutputError: a run of this name exists and ``overwrite`` is off.
-    """
-    store_ = RunStore(Path(store))
-    return store_.save(results, name, label=label, now=now, commit=commit, overwrite=overwrite)
-
-
-def run_path(name: str, *, store: Path, label: str) -> Path:
-    """The file of run ``name`` of model ``label`` on this kind of machine.
-
-    The run's file when one is saved there (a plain ``<name>.json`` an earlier version
-    saved included: a save without overwrite refuses it too), else where it will be saved.
-
-    Raises:
-        ConfigError: ``name`` is empty or holds a path separator.
-    """
-    runs = RunStore(Path(store))
-    return runs.saved(name, label) or runs.path(name, label)
-
-
-def resolve_run(ref: str, *, store: Path, label: str, before: datetime | None = None) -> Path:
-    """The file a ``--niah-compare`` reference points at.
-
-    Args:
-        ref: A path to an existing results file (a saved run or a ``--niah-json`` file), or
-            the name of a saved run.
-        store: The store folder.
-        label: The model label; a name is looked up among this model's runs.
-        before: For ``previous``: only runs saved before this time (the session's start).
-
-    Returns:
-        ``ref`` itself when it is an existing file; for ``previous`` (unless a run is named
-        so) the newest run of this model saved on this kind of machine; else the run
-        ``ref`` saved on this kind of machine, else the newest run ``ref`` of this model on
-        any machine.
-
-    Raises:
-        CompareError: nothing matches; the message lists the saved runs.
-    """
-    return RunStore(Path(store)).resolve(ref, label, before=before)
-
-
-def run_files(store: Path, *, labels: Sequence[str] = (), machine: str | None = None) -> list[Path]:
-    """Every saved run's file in ``store``, sorted by path (see :meth:`RunStore.files`)."""
-    return RunStore(Path(store)).files(labels, machine)
-
-
-def latest_run(
-    store: Path,
-    label: str,
-    machine: str | None = None,
-    *,
-    before: datetime | None = None,
-) -> Path | None:
-    """The newest run saved for model ``label``: what ``--niah-compare=previous`` compares with.
-
-    The last run in the order of saved runs (save time, then name, then path; see
-    :func:`~pytest_niah.results.run_file.run_order`), the run ``pytest-niah history`` ends
-    on. Arguments as :meth:`RunStore.latest`.
-    """
-    return RunStore(Path(store)).latest(label, machine, before=before)
 
 
 def load_run(path: Path) -> tuple[dict[str, Any], NiahResults]:

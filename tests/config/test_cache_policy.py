@@ -39,11 +39,15 @@ def test_no_root_keeps_nothing():
     assert policy.sentence_counts is None and policy.model_hashes is None
 
 
-def test_the_api_policy_caches_only_where_it_is_told(tmp_path):
+def test_the_api_policy_caches_where_it_is_told_else_under_the_default_root(tmp_path, monkeypatch):
     assert CachePolicy.resolve(tmp_path) == CachePolicy(tmp_path, True)
     assert CachePolicy.resolve(str(tmp_path), use_cache=False) == CachePolicy(tmp_path, False)
-    assert CachePolicy.resolve(None) == CachePolicy(None, True)
-    assert CachePolicy.resolve(None).work is None
+    # Found (#34.3): None meant no cache here and the user cache in run_experiment. One
+    # meaning now, the options' one: the default root; no cache is use_cache=False.
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "env"))
+    assert CachePolicy.resolve(None) == CachePolicy(tmp_path / "env", True)
+    assert CachePolicy.resolve(None) == CachePolicy.from_options("", no_cache=False)
+    assert CachePolicy.resolve(None, use_cache=False).work is None
 
 
 def test_the_options_policy_defaults_to_the_cache_root(tmp_path, monkeypatch):

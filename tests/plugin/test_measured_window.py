@@ -132,7 +132,7 @@ def test_the_title_says_measured_and_a_note_says_what_the_model_declares(cut_run
 def test_questions_and_documents_are_cut_at_the_measured_window(shared_corpus_dir):
     from pytest_niah.experiment import plan_inputs
 
-    plan, inputs = plan_inputs(config(shared_corpus_dir), embedder=Reader(5), cache_dir=None)
+    plan, inputs = plan_inputs(config(shared_corpus_dir), embedder=Reader(5), use_cache=False)
     assert plan.window == 5
     assert {i.kind for i in inputs} == {"query", "document"}
     assert max(i.tokens for i in inputs) == 5  # questions too: they are longer than 5 tokens

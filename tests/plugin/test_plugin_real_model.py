@@ -21,9 +21,7 @@ def test_packaged_minilm_runs_end_to_end(niah, monkeypatch):
         "-rx",
         "-p",
         "no:warnings",
-        subprocess=True,
-        timeout=300,
-    )
+    )  # in-process: a fresh interpreter would only import torch again
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     # The label is the model's name: the title does not repeat it.
     result.stdout.fnmatch_lines(["packaged-minilm, arm onehop, scoring whole: reads 254 tokens*"])

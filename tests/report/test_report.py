@@ -13,11 +13,7 @@ import pytest
 
 from pytest_niah import run_experiment
 from pytest_niah.measure.records import CaseResult
-from pytest_niah.report import (
-    default_labels,
-    results_file_names,
-    write_report,
-)
+from pytest_niah.report import default_labels, write_report
 from pytest_niah.report.figures import (
     FIGURES,
     MatplotlibMissingError,
@@ -339,19 +335,6 @@ def test_report_writes_only_the_files_it_returns(
 def test_default_labels_are_model_names_made_unique(results: NiahResults) -> None:
     assert default_labels([results]) == ["lexical:tfidf"]
     assert default_labels([results, results]) == ["lexical:tfidf", "lexical:tfidf #2"]
-
-
-def test_results_file_names_are_safe_and_distinct() -> None:
-    assert results_file_names(["only"]) == ["results.json"]
-    labels = ["a:b", "a_b", "x/y z", "a_b-2", "模型", "型号", ".", "..", "A", "a", "x" * 300]
-    names = results_file_names(labels)
-    assert len({n.lower() for n in names}) == len(labels)
-    assert all(re.fullmatch(r"results\.[A-Za-z0-9._-]+\.json", n) for n in names)
-    assert all(".." not in n and "/" not in n and len(n) < 100 for n in names)
-    assert results_file_names(["alpha-model", "beta-model"]) == [
-        "results.alpha-model.json",
-        "results.beta-model.json",
-    ]
 
 
 @pytest.mark.parametrize(

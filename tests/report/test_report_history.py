@@ -12,7 +12,7 @@ import pytest
 
 from pytest_niah.report import write_report
 from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.storage import save_run
+from pytest_niah.results.storage import RunStore
 
 LABEL = "lex"
 T0 = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -55,16 +55,15 @@ def doctored(results: NiahResults, auc: float, fingerprint: str) -> NiahResults:
 def store(results: NiahResults, tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("runs")
     for day, (name, auc, sha, fingerprint) in enumerate(RUNS):
-        save_run(
+        RunStore(folder).save(
             doctored(results, auc, fingerprint),
             name,
-            store=folder,
             label=LABEL,
             now=T0 + timedelta(days=30 * day),
             commit={"id": sha + "0" * 29, "branch": "main", "dirty": day == 1},
         )
     # Another label's run is never shown in this label's report.
-    save_run(results, "other-run", store=folder, label="other", now=T0)
+    RunStore(folder).save(results, "other-run", label="other", now=T0)
     return folder
 
 

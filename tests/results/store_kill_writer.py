@@ -37,7 +37,7 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     import niah_synthetic as synthetic
 
-    from pytest_niah.results.storage import save_run
+    from pytest_niah.results.storage import RunStore
 
     versions = []
     for seed in (0, 1):
@@ -60,14 +60,8 @@ def main() -> None:
             run = versions[index % 2]
             name, overwrite = (KEPT, True) if index % 2 else (f"round-{round_}-{index}", False)
             _say("w")
-            save_run(
-                run,
-                name,
-                store=store,
-                label=LABEL,
-                now=SAVED_AT,
-                commit=COMMIT,
-                overwrite=overwrite,
+            RunStore(store).save(
+                run, name, label=LABEL, now=SAVED_AT, commit=COMMIT, overwrite=overwrite
             )
             index += 1
 

@@ -477,7 +477,7 @@ def test_a_written_results_file_and_saved_run_validate_against_the_published_sch
     data = json.loads(awkward().to_json())
     results_schema = json.loads(schema_path("results").read_text(encoding="utf-8"))
     check(data, results_schema, results_schema)  # nulls where scores are NaN included
-    saved = storage.save_run(awkward(), "base", store=tmp_path, label="model-a")
+    saved = storage.RunStore(tmp_path).save(awkward(), "base", label="model-a")
     run_schema = json.loads(schema_path("saved-run").read_text(encoding="utf-8"))
     check(json.loads(gzip.decompress(saved.read_bytes())), run_schema, run_schema)
     # And the schema is not vacuous.

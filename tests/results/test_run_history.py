@@ -26,7 +26,7 @@ from pytest_niah.results.run_history import (
     metric_names,
     read_runs,
 )
-from pytest_niah.results.storage import latest_run, resolve_run, run_files, save_run
+from pytest_niah.results.storage import RunStore
 
 LABEL = "lexical:tfidf"
 T0 = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -249,8 +249,8 @@ def test_unknown_or_no_metric_is_a_config_error(text):
 
 def save(results, name, store, days, *, label=LABEL, dirty=False) -> Path:
     commit = {"id": f"{days:02d}" + "b" * 38, "branch": "main", "dirty": dirty}
-    return save_run(
-        results, name, store=store, label=label, now=T0 + timedelta(days=days), commit=commit
+    return RunStore(store).save(
+        results, name, label=label, now=T0 + timedelta(days=days), commit=commit
     )
 
 
@@ -302,9 +302,9 @@ def test_filters_by_label_and_machine(measured, tmp_path):
 def test_labels_sharing_a_folder_stay_apart(measured, tmp_path):
     save(measured, "colon", tmp_path, 0, label="a:b")
     save(measured, "dash", tmp_path, 1, label="a-b")
-    assert len(run_files(tmp_path)) == 2
+    assert len(RunStore(tmp_path).files()) == 2
     assert [r.name for r in read_runs(tmp_path, labels=["a:b"])[0]] == ["colon"]
-    assert latest_run(tmp_path, "a:b").name == "colon.json.gz"
+    assert RunStore(tmp_path).latest("a:b").name == "colon.json.gz"
 
 
 def test_an_empty_or_missing_store_has_no_runs(tmp_path):
@@ -333,12 +333,12 @@ def test_run_header_reads_without_validating_results(measured, tmp_path):
 
 
 def test_latest_run_is_the_newest_by_save_time_not_by_name_or_file_time(measured, tmp_path):
-    assert latest_run(tmp_path, LABEL) is None
-    assert latest_run(tmp_path / "missing", LABEL) is None
+    assert RunStore(tmp_path).latest(LABEL) is None
+    assert RunStore(tmp_path / "missing").latest(LABEL) is None
     newest = save(measured, "aaa", tmp_path, 5)
     save(measured, "zzz", tmp_path, 1)  # written last, saved_at older
     save(measured, "other", tmp_path, 9, label="someone-else")
-    assert latest_run(tmp_path, LABEL) == newest
+    assert RunStore(tmp_path).latest(LABEL) == newest
 
 
 def test_latest_run_breaks_ties_by_name(measured, tmp_path):
@@ -348,22 +348,22 @@ def test_latest_run_breaks_ties_by_name(measured, tmp_path):
     a = save(measured, "a", tmp_path, 1)
     os.utime(b, ns=(1_000_000_000, 1_000_000_000))
     os.utime(a, ns=(2_000_000_000, 2_000_000_000))
-    assert latest_run(tmp_path, LABEL) == b
+    assert RunStore(tmp_path).latest(LABEL) == b
 
 
 def test_latest_run_is_the_run_the_history_ends_on_within_one_second(measured, tmp_path):
     # Issue 21: saved in one second, "--niah-compare=previous" picked the file written last
     # ("nightly-a") while the history ended on the name sorted last ("nightly-b").
     second = T0 + timedelta(days=3)
-    save_run(measured, "nightly-b", store=tmp_path, label=LABEL, now=second, commit={})
-    written_last = save_run(measured, "nightly-a", store=tmp_path, label=LABEL, now=second)
+    RunStore(tmp_path).save(measured, "nightly-b", label=LABEL, now=second, commit={})
+    written_last = RunStore(tmp_path).save(measured, "nightly-a", label=LABEL, now=second)
     later = time.time() + 10
     os.utime(written_last, (later, later))
     runs, _ = read_runs(tmp_path, labels=[LABEL])
     (series,) = build_history(runs).series
     assert [r.name for r in series.runs] == ["nightly-a", "nightly-b"]
-    assert latest_run(tmp_path, LABEL) == series.runs[-1].path
-    assert resolve_run("previous", store=tmp_path, label=LABEL) == series.runs[-1].path
+    assert RunStore(tmp_path).latest(LABEL) == series.runs[-1].path
+    assert RunStore(tmp_path).resolve("previous", LABEL) == series.runs[-1].path
 
 
 def test_previous_while_saving_is_the_newest_run_saved_before_this_session(measured, tmp_path):
@@ -373,23 +373,23 @@ def test_previous_while_saving_is_the_newest_run_saved_before_this_session(measu
     started = T0 + timedelta(days=1)
     # This session saved 300 microseconds after it started: not "before" it.
     saved = started + timedelta(microseconds=300)
-    this = save_run(measured, "nightly-42", store=tmp_path, label=LABEL, now=saved, commit={})
-    assert latest_run(tmp_path, LABEL) == this
-    assert latest_run(tmp_path, LABEL, before=started) == before
-    assert latest_run(tmp_path, LABEL, before=saved) == before  # strictly before
-    assert latest_run(tmp_path, LABEL, before=started.replace(tzinfo=None)) == before
-    assert latest_run(tmp_path, LABEL, before=T0) is None
+    this = RunStore(tmp_path).save(measured, "nightly-42", label=LABEL, now=saved, commit={})
+    assert RunStore(tmp_path).latest(LABEL) == this
+    assert RunStore(tmp_path).latest(LABEL, before=started) == before
+    assert RunStore(tmp_path).latest(LABEL, before=saved) == before  # strictly before
+    assert RunStore(tmp_path).latest(LABEL, before=started.replace(tzinfo=None)) == before
+    assert RunStore(tmp_path).latest(LABEL, before=T0) is None
 
 
 def test_runs_saved_in_one_second_sort_by_time_not_by_name(measured, tmp_path):
     # CI found it: "two" then "three" saved in one second, and "previous" took "two"
     # because whole seconds tied and "two" sorts after "three" by name.
-    first = save_run(measured, "two", store=tmp_path, label=LABEL, now=T0, commit={})
+    first = RunStore(tmp_path).save(measured, "two", label=LABEL, now=T0, commit={})
     later = T0 + timedelta(microseconds=400_000)
-    second = save_run(measured, "three", store=tmp_path, label=LABEL, now=later, commit={})
-    assert latest_run(tmp_path, LABEL) == second
-    assert resolve_run("previous", store=tmp_path, label=LABEL) == second
-    assert latest_run(tmp_path, LABEL, before=later) == first
+    second = RunStore(tmp_path).save(measured, "three", label=LABEL, now=later, commit={})
+    assert RunStore(tmp_path).latest(LABEL) == second
+    assert RunStore(tmp_path).resolve("previous", LABEL) == second
+    assert RunStore(tmp_path).latest(LABEL, before=later) == first
     runs, _ = read_runs(tmp_path, labels=[LABEL])
     (series,) = build_history(runs).series
     assert [r.name for r in series.runs] == ["two", "three"]
@@ -401,10 +401,10 @@ def test_latest_run_of_one_machine(measured, tmp_path):
     there = moved.parent.parent / "Other-arm64-cp312" / moved.name
     there.parent.mkdir()
     shutil.move(moved, there)
-    assert latest_run(tmp_path, LABEL) == there
-    assert latest_run(tmp_path, LABEL, machine_id()) == here
-    assert latest_run(tmp_path, LABEL, "Other-arm64-cp312") == there
-    assert latest_run(tmp_path, LABEL, "No-such-machine") is None
+    assert RunStore(tmp_path).latest(LABEL) == there
+    assert RunStore(tmp_path).latest(LABEL, machine_id()) == here
+    assert RunStore(tmp_path).latest(LABEL, "Other-arm64-cp312") == there
+    assert RunStore(tmp_path).latest(LABEL, "No-such-machine") is None
 
 
 def test_latest_run_skips_an_unreadable_file_with_a_warning(measured, tmp_path):
@@ -418,7 +418,7 @@ def test_latest_run_skips_an_unreadable_file_with_a_warning(measured, tmp_path):
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert latest_run(tmp_path, LABEL) == good
+        assert RunStore(tmp_path).latest(LABEL) == good
     messages = sorted(str(w.message) for w in caught if issubclass(w.category, NiahWarning))
     assert len(messages) == 2
     assert str(broken) in messages[0]

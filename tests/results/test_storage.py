@@ -16,13 +16,7 @@ from pytest_niah.experiment import run_experiment
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.provenance import commit_info, machine_info
 from pytest_niah.results.results_schema import RUN_SCHEMA_VERSION
-from pytest_niah.results.storage import (
-    default_store_dir,
-    load_run,
-    resolve_run,
-    run_key,
-    save_run,
-)
+from pytest_niah.results.storage import RunStore, default_store_dir, load_run, run_key
 
 LABEL = "lexical:tfidf"
 SAVED_AT = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -129,10 +123,10 @@ def test_commit_info_is_empty_outside_a_repo_and_never_raises(no_outer_repo, mon
 
 def test_save_resolve_load_round_trip(results, tmp_path):
     store = tmp_path / "runs"
-    path = save_run(results, "baseline", store=store, label=LABEL, now=SAVED_AT)
+    path = RunStore(store).save(results, "baseline", label=LABEL, now=SAVED_AT)
     assert path == store / run_key(LABEL, machine_info()) / "baseline.json.gz"
     assert sorted(p.name for p in path.parent.iterdir()) == ["baseline.json.gz"], "no temp files"
-    assert resolve_run("baseline", store=store, label=LABEL) == path
+    assert RunStore(store).resolve("baseline", LABEL) == path
 
     meta, loaded = load_run(path)
     assert loaded.to_json() == results.to_json()
@@ -144,13 +138,13 @@ def test_save_resolve_load_round_trip(results, tmp_path):
 
 
 def test_saving_a_name_again_is_refused_unless_overwrite_is_asked_for(results, tmp_path):
-    first = save_run(results, "b", store=tmp_path, label=LABEL, now=SAVED_AT)
+    first = RunStore(tmp_path).save(results, "b", label=LABEL, now=SAVED_AT)
     later = datetime(2025, 6, 1, tzinfo=timezone.utc)
     with pytest.raises(OutputError, match=r"exists already.*--niah-save-overwrite") as caught:
-        save_run(results, "b", store=tmp_path, label=LABEL, now=later)
+        RunStore(tmp_path).save(results, "b", label=LABEL, now=later)
     assert str(first) in str(caught.value)
     assert load_run(first)[0]["saved_at"].startswith("2024-01-02")  # the old run is intact
-    second = save_run(results, "b", store=tmp_path, label=LABEL, now=later, overwrite=True)
+    second = RunStore(tmp_path).save(results, "b", label=LABEL, now=later, overwrite=True)
     assert first == second
     assert load_run(second)[0]["saved_at"].startswith("2025-06-01")
 
@@ -161,26 +155,24 @@ def test_saving_a_name_again_is_refused_unless_overwrite_is_asked_for(results, t
 def test_labels_that_sanitise_alike_get_folders_of_their_own_inside_the_store(
     results, tmp_path, labels
 ):
-    paths = [save_run(results, "base", store=tmp_path, label=label) for label in labels]
+    paths = [RunStore(tmp_path).save(results, "base", label=label) for label in labels]
     assert len({p.parent for p in paths}) == len(labels)
     for label, path in zip(labels, paths, strict=True):
         assert path.resolve().is_relative_to(tmp_path.resolve())
-        assert resolve_run("base", store=tmp_path, label=label) == path
+        assert RunStore(tmp_path).resolve("base", label) == path
         assert load_run(path)[0]["label"] == label
 
 
 def test_previous_is_the_newest_run_saved_before_this_session(results, tmp_path):
-    save_run(results, "first", store=tmp_path, label=LABEL, now=SAVED_AT)
-    newer = save_run(
-        results, "second", store=tmp_path, label=LABEL, now=SAVED_AT.replace(year=2025)
-    )
-    save_run(results, "other", store=tmp_path, label="other-model", now=SAVED_AT.replace(year=2026))
-    assert resolve_run("previous", store=tmp_path, label=LABEL) == newer
+    RunStore(tmp_path).save(results, "first", label=LABEL, now=SAVED_AT)
+    newer = RunStore(tmp_path).save(results, "second", label=LABEL, now=SAVED_AT.replace(year=2025))
+    RunStore(tmp_path).save(results, "other", label="other-model", now=SAVED_AT.replace(year=2026))
+    assert RunStore(tmp_path).resolve("previous", LABEL) == newer
     started = SAVED_AT.replace(month=6)
-    older = resolve_run("previous", store=tmp_path, label=LABEL, before=started)
+    older = RunStore(tmp_path).resolve("previous", LABEL, before=started)
     assert older.name == "first.json.gz"
     with pytest.raises(CompareError, match=r"no run of model 'nobody'.*--niah-save"):
-        resolve_run("previous", store=tmp_path, label="nobody")
+        RunStore(tmp_path).resolve("previous", "nobody")
 
 
 def test_saved_run_records_the_commit_of_the_project_it_lives_in(
@@ -189,14 +181,14 @@ def test_saved_run_records_the_commit_of_the_project_it_lives_in(
     repo = no_outer_repo / "project"
     sha = make_repo(repo)
     monkeypatch.chdir(no_outer_repo)  # the commit comes from the store, not the cwd
-    path = save_run(results, "base", store=default_store_dir(repo), label=LABEL)
+    path = RunStore(default_store_dir(repo)).save(results, "base", label=LABEL)
     commit = load_run(path)[0]["commit"]
     assert commit["id"] == sha
     assert commit["branch"] == "trunk"
 
 
 def test_saved_at_defaults_to_now_in_utc(results, tmp_path):
-    path = save_run(results, "now", store=tmp_path, label=LABEL)
+    path = RunStore(tmp_path).save(results, "now", label=LABEL)
     saved = datetime.fromisoformat(load_run(path)[0]["saved_at"])
     assert saved.utcoffset().total_seconds() == 0
     assert abs((datetime.now(timezone.utc) - saved).total_seconds()) < 60
@@ -205,14 +197,14 @@ def test_saved_at_defaults_to_now_in_utc(results, tmp_path):
 @pytest.mark.parametrize("name", ["", "   ", "a/b", "../up", "a\\b", "..", "."])
 def test_names_with_path_separators_or_empty_are_rejected(results, tmp_path, name):
     with pytest.raises(ConfigError, match="run name") as info:
-        save_run(results, name, store=tmp_path, label=LABEL)
+        RunStore(tmp_path).save(results, name, label=LABEL)
     assert repr(name) in str(info.value)
     assert not any(tmp_path.rglob("*.json*"))
 
 
 def test_resolve_prefers_this_machine_then_the_newest_other(results, tmp_path):
     store = tmp_path / "runs"
-    mine = save_run(results, "baseline", store=store, label=LABEL, now=SAVED_AT)
+    mine = RunStore(store).save(results, "baseline", label=LABEL, now=SAVED_AT)
     model_dir = store / run_key(LABEL, machine_info()).split("/")[0]
     # The newest by save time, not by file time or folder name ("cp312" sorts before "cp39").
     newer, older = model_dir / "Other-arm64-cp312", model_dir / "Other-arm64-cp39"
@@ -223,34 +215,34 @@ def test_resolve_prefers_this_machine_then_the_newest_other(results, tmp_path):
         (folder / "baseline.json").write_text(json.dumps(data))
         os.utime(folder / "baseline.json", (mtime, mtime))
 
-    assert resolve_run("baseline", store=store, label=LABEL) == mine, "this machine's first"
+    assert RunStore(store).resolve("baseline", LABEL) == mine, "this machine's first"
     mine.unlink()
-    assert resolve_run("baseline", store=store, label=LABEL) == newer / "baseline.json"
+    assert RunStore(store).resolve("baseline", LABEL) == newer / "baseline.json"
 
 
 def test_resolve_looks_only_at_this_models_runs(results, tmp_path):
-    save_run(results, "baseline", store=tmp_path, label="other-model")
+    RunStore(tmp_path).save(results, "baseline", label="other-model")
     with pytest.raises(CompareError, match="other-model/"):
-        resolve_run("baseline", store=tmp_path, label=LABEL)
+        RunStore(tmp_path).resolve("baseline", LABEL)
 
 
 def test_resolve_accepts_an_existing_file_path(results, tmp_path):
     bare = results.save(tmp_path / "elsewhere" / "niah.json")
-    assert resolve_run(str(bare), store=tmp_path / "runs", label=LABEL) == bare
+    assert RunStore(tmp_path / "runs").resolve(str(bare), LABEL) == bare
 
 
 def test_not_found_lists_the_available_runs(results, tmp_path):
     store = tmp_path / "runs"
     with pytest.raises(CompareError) as info:
-        resolve_run("baseline", store=store, label=LABEL)
+        RunStore(store).resolve("baseline", LABEL)
     assert "'baseline'" in str(info.value)
     assert "no runs are saved" in str(info.value)
 
-    save_run(results, "v1", store=store, label=LABEL)
-    save_run(results, "v2", store=store, label=LABEL)
+    RunStore(store).save(results, "v1", label=LABEL)
+    RunStore(store).save(results, "v2", label=LABEL)
     for ref in ("baseline", "missing/file.json"):
         with pytest.raises(CompareError) as info:
-            resolve_run(ref, store=store, label=LABEL)
+            RunStore(store).resolve(ref, LABEL)
         message = str(info.value)
         assert repr(ref) in message
         key = run_key(LABEL, machine_info())
@@ -289,7 +281,7 @@ def test_a_bad_file_is_a_results_error_naming_it(tmp_path, text, why):
 
 
 def test_a_bad_saved_run_names_the_json_path_inside_its_results(results, tmp_path):
-    path = save_run(results, "base", store=tmp_path, label=LABEL)
+    path = RunStore(tmp_path).save(results, "base", label=LABEL)
     data = json.loads(gzip.decompress(path.read_bytes()))
     data["results"]["cases"][2]["cos_qh"] = "high"
     data["commit"]["when"] = float("nan")
@@ -303,7 +295,7 @@ def test_a_bad_saved_run_names_the_json_path_inside_its_results(results, tmp_pat
 
 
 def test_a_saved_run_round_trips_every_bit(results, tmp_path, frozen):
-    _, loaded = load_run(save_run(results, "exact", store=tmp_path, label=LABEL))
+    _, loaded = load_run(RunStore(tmp_path).save(results, "exact", label=LABEL))
     assert frozen(loaded) == frozen(results)
 
 
@@ -315,7 +307,28 @@ def test_a_missing_file_is_a_results_error_naming_it(tmp_path):
 
 
 def test_a_saved_run_is_strict_json_without_nan(results, tmp_path):
-    path = save_run(results, "strict", store=tmp_path, label=LABEL)
+    path = RunStore(tmp_path).save(results, "strict", label=LABEL)
     text = gzip.decompress(path.read_bytes()).decode("utf-8")
     data = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in file"))
     assert data["results"] == json.loads(results.to_json())
+
+
+def test_the_store_has_one_api_its_methods():
+    # Found (#34.3): save_run, run_path, resolve_run, run_files and latest_run repeated
+    # RunStore's methods as functions. What is left beside the class reads any run file
+    # (load_run) or names a folder (run_key, default_store_dir): nothing a method does.
+    import inspect
+
+    from pytest_niah.results import storage
+
+    functions = {
+        name
+        for name, value in vars(storage).items()
+        if inspect.isfunction(value)
+        and value.__module__ == storage.__name__
+        and not name.startswith("_")
+    }
+    assert functions == {"load_run", "run_key"}
+    methods = {name for name in vars(RunStore) if not name.startswith("_")}
+    assert {"save", "target", "resolve", "files", "headers", "latest"} <= methods
+    assert not {f"{m}_run" for m in methods} & set(vars(storage))

@@ -20,7 +20,7 @@ from pytest_niah.experiment import run_experiment
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.run_file import run_name_of
 from pytest_niah.results.run_history import load_history, read_runs
-from pytest_niah.results.storage import RunStore, latest_run, load_run, resolve_run, save_run
+from pytest_niah.results.storage import RunStore, load_run
 
 LABEL = "lexical:tfidf"
 SAVED_AT = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -43,7 +43,7 @@ def results(shared_corpus_dir: Path) -> NiahResults:
 
 def save(results: NiahResults, name: str, store: Path, **kwargs: object) -> Path:
     kwargs = {"now": SAVED_AT, "commit": COMMIT, **kwargs}
-    return save_run(results, name, store=store, label=LABEL, **kwargs)  # type: ignore[arg-type]
+    return RunStore(store).save(results, name, label=LABEL, **kwargs)  # type: ignore[arg-type]
 
 
 def as_saved_by_an_earlier_version(path: Path) -> Path:
@@ -85,23 +85,23 @@ def test_an_old_plain_json_run_loads_resolves_and_is_listed(results, tmp_path, f
     new = save(results, "new", tmp_path, now=SAVED_AT.replace(year=2025))
     assert old.name == "old.json" and run_name_of(old) == "old"
     assert frozen(load_run(old)[1]) == frozen(results)
-    assert resolve_run("old", store=tmp_path, label=LABEL) == old
-    assert resolve_run("new", store=tmp_path, label=LABEL) == new
+    assert RunStore(tmp_path).resolve("old", LABEL) == old
+    assert RunStore(tmp_path).resolve("new", LABEL) == new
     assert RunStore(tmp_path).files() == [new, old]
     runs, skipped = read_runs(tmp_path)
     assert [r.name for r in runs] == ["old", "new"] and skipped == []
     assert [r.name for r in load_history(tmp_path).series[0].runs] == ["old", "new"]
     # previous: the newest by save time, whichever format it was saved in.
-    assert latest_run(tmp_path, LABEL) == new
+    assert RunStore(tmp_path).latest(LABEL) == new
     started = SAVED_AT.replace(year=2025)
-    assert resolve_run("previous", store=tmp_path, label=LABEL, before=started) == old
+    assert RunStore(tmp_path).resolve("previous", LABEL, before=started) == old
 
 
 def test_a_missing_name_lists_old_and_new_runs_by_name(results, tmp_path):
     as_saved_by_an_earlier_version(save(results, "old", tmp_path))
     save(results, "new", tmp_path)
     with pytest.raises(CompareError, match="saved runs") as info:
-        resolve_run("missing", store=tmp_path, label=LABEL)
+        RunStore(tmp_path).resolve("missing", LABEL)
     listed = str(info.value).split("(model/machine/name): ", 1)[1]
     assert [Path(run).name for run in listed.split(", ")] == ["new", "old"]
 

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from niah_synthetic import results
 
-from pytest_niah.config.niah import label_file_name
 from pytest_niah.errors import CompareError, ConfigError, OutputError, ResultsError
+from pytest_niah.naming import label_file_name
 from pytest_niah.results import storage
 from pytest_niah.results.provenance import machine_id
 from pytest_niah.results.run_file import RunHeader, check_name, run_header, run_name_of
-from pytest_niah.results.storage import RunStore, Unreadable, resolve_run, run_path
+from pytest_niah.results.storage import RunStore, Unreadable
 
 LABEL = "model-a"
 NO_COMMIT: dict[str, str | bool] = {}
@@ -97,9 +97,9 @@ def test_an_overwrite_tolerates_the_old_plain_file_already_gone(run, tmp_path, m
 def test_run_path_is_the_saved_file_else_where_the_run_will_be_saved(run, tmp_path):
     store = RunStore(tmp_path)
     expected = tmp_path / label_file_name(LABEL) / machine_id() / "new.json.gz"
-    assert run_path("new", store=tmp_path, label=LABEL) == expected
+    assert RunStore(tmp_path).target("new", LABEL) == expected
     plain = old_plain_run(store, run, "old")
-    assert run_path("old", store=tmp_path, label=LABEL) == plain
+    assert RunStore(tmp_path).target("old", LABEL) == plain
 
 
 def test_a_reference_with_a_path_separator_is_never_looked_up_inside_the_store(
@@ -112,7 +112,7 @@ def test_a_reference_with_a_path_separator_is_never_looked_up_inside_the_store(
     outside.write_bytes(saved.read_bytes())
     monkeypatch.chdir(tmp_path)  # and it is no file relative to the working directory
     with pytest.raises(CompareError, match="neither a results file nor a run saved"):
-        resolve_run("../escape", store=store.root, label=LABEL)
+        RunStore(store.root).resolve("../escape", LABEL)
 
 
 @pytest.mark.parametrize(("saved", "more"), [(20, ""), (21, " and 1 more"), (23, " and 3 more")])
@@ -122,7 +122,7 @@ def test_a_refusal_lists_at_most_twenty_saved_runs_and_counts_the_rest(tmp_path,
     for i in range(saved):
         (folder / f"r{i:02d}.json.gz").write_bytes(b"")  # listed by name, never read
     with pytest.raises(CompareError) as caught:
-        resolve_run("missing", store=tmp_path, label=LABEL)
+        RunStore(tmp_path).resolve("missing", LABEL)
     message = str(caught.value)
     key = f"{label_file_name(LABEL)}/{machine_id()}"
     listed = message.split("(model/machine/name): ", 1)[1]

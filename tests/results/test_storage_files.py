@@ -21,20 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.config.niah import label_file_name
 from pytest_niah.errors import OutputError
 from pytest_niah.files import TMP_MARK
+from pytest_niah.naming import label_file_name
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.run_history import read_runs
 from pytest_niah.results.stale_temps import STALE_AFTER_S
-from pytest_niah.results.storage import (
-    RunStore,
-    latest_run,
-    load_run,
-    resolve_run,
-    run_files,
-    save_run,
-)
+from pytest_niah.results.storage import RunStore, load_run
 
 sys.path.insert(0, str(Path(__file__).parent))
 import niah_synthetic as synthetic
@@ -125,10 +118,10 @@ def test_a_store_on_a_case_insensitive_disk_keeps_both_labels_apart(results, tmp
         for label in (one, two)
     }
     assert len(folders) == 2
-    first = save_run(results, "base", store=tmp_path, label=one, now=SAVED_AT)
-    second = save_run(results, "base", store=tmp_path, label=two, now=SAVED_AT)
-    assert resolve_run("base", store=tmp_path, label=one) == first
-    assert resolve_run("base", store=tmp_path, label=two) == second
+    first = RunStore(tmp_path).save(results, "base", label=one, now=SAVED_AT)
+    second = RunStore(tmp_path).save(results, "base", label=two, now=SAVED_AT)
+    assert RunStore(tmp_path).resolve("base", one) == first
+    assert RunStore(tmp_path).resolve("base", two) == second
 
 
 # -- saves that race -------------------------------------------------------------------------
@@ -139,7 +132,7 @@ def _save_at_once(store: str, barrier: object, answers: object, index: int) -> N
     run = synthetic.results(cases, negatives, **GRID)
     barrier.wait()  # type: ignore[attr-defined]
     try:
-        save_run(run, "nightly", store=Path(store), label="m", now=SAVED_AT, commit={})
+        RunStore(Path(store)).save(run, "nightly", label="m", now=SAVED_AT, commit={})
         answers.put((index, "saved"))  # type: ignore[attr-defined]
     except OutputError as exc:
         answers.put((index, f"refused: {exc} | {exc.hint}"))  # type: ignore[attr-defined]
@@ -166,7 +159,7 @@ def test_two_processes_saving_one_name_at_once_one_fails_with_the_fix(tmp_path):
         (refused,) = (o for o in outcomes.values() if o != "saved")
         assert "run 'nightly' of model 'm' exists already" in refused
         assert "--niah-save-overwrite" in refused
-        (path,) = run_files(store)
+        (path,) = RunStore(store).files()
         _, loaded = load_run(path)
         cases, negatives = synthetic.scored(seed=saved[0], **GRID)
         assert loaded.to_json() == synthetic.results(cases, negatives, **GRID).to_json()
@@ -174,12 +167,12 @@ def test_two_processes_saving_one_name_at_once_one_fails_with_the_fix(tmp_path):
 
 
 def test_overwrite_still_replaces_and_a_refused_save_leaves_no_temp(results, tmp_path):
-    first = save_run(results, "b", store=tmp_path, label="m", now=SAVED_AT)
+    first = RunStore(tmp_path).save(results, "b", label="m", now=SAVED_AT)
     with pytest.raises(OutputError):
-        save_run(results, "b", store=tmp_path, label="m", now=SAVED_AT.replace(year=2025))
+        RunStore(tmp_path).save(results, "b", label="m", now=SAVED_AT.replace(year=2025))
     assert sorted(p.name for p in first.parent.iterdir()) == ["b.json.gz"]
-    save_run(
-        results, "b", store=tmp_path, label="m", now=SAVED_AT.replace(year=2025), overwrite=True
+    RunStore(tmp_path).save(
+        results, "b", label="m", now=SAVED_AT.replace(year=2025), overwrite=True
     )
     assert load_run(first)[0]["saved_at"].startswith("2025")
     assert oct(first.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
@@ -213,17 +206,17 @@ def plant_temps(folder: Path, target: str) -> dict[str, Path]:
 def test_the_next_save_removes_stale_temps_of_any_run_and_readers_ignore_them(results, tmp_path):
     folder = RunStore(tmp_path).folder("m")
     temps = plant_temps(folder, "killed-run.json.gz")
-    before = save_run(results, "before", store=tmp_path, label="m", now=SAVED_AT)
+    before = RunStore(tmp_path).save(results, "before", label="m", now=SAVED_AT)
     assert not temps["dead"].exists() and not temps["live but old"].exists()
     assert temps["live"].exists(), "a live writer's temp file is left alone"
     temps["live"].unlink()
     # Readers never take a temp file for a run, even one named like a run's file.
     trap = folder / f".x.json.gz{TMP_MARK}{dead_pid()}-0.json.gz"
     trap.write_text("{", encoding="utf-8")
-    assert run_files(tmp_path) == [before]
+    assert RunStore(tmp_path).files() == [before]
     assert read_runs(tmp_path) == (read_runs(tmp_path)[0], [])
-    assert latest_run(tmp_path, "m") == before
-    save_run(results, "after", store=tmp_path, label="m", now=SAVED_AT)
+    assert RunStore(tmp_path).latest("m") == before
+    RunStore(tmp_path).save(results, "after", label="m", now=SAVED_AT)
     assert sorted(p.name for p in folder.iterdir()) == ["after.json.gz", "before.json.gz"]
 
 
@@ -251,10 +244,10 @@ def test_without_hard_links_a_save_still_refuses_an_existing_run(results, tmp_pa
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr(os, "link", no_links)
-    first = save_run(results, "b", store=tmp_path, label="m", now=SAVED_AT)
+    first = RunStore(tmp_path).save(results, "b", label="m", now=SAVED_AT)
     assert load_run(first)[0]["name"] == "b"
     with pytest.raises(OutputError, match="exists already"):
-        save_run(results, "b", store=tmp_path, label="m", now=SAVED_AT.replace(year=2025))
+        RunStore(tmp_path).save(results, "b", label="m", now=SAVED_AT.replace(year=2025))
     assert load_run(first)[0]["saved_at"].startswith("2024")
     assert sorted(p.name for p in first.parent.iterdir()) == ["b.json.gz"], "no temp file"
 
@@ -265,5 +258,5 @@ def test_a_temp_file_of_this_process_is_left_to_its_writer(results, tmp_path):
     folder.mkdir(parents=True)
     mine = folder / f".other.json{TMP_MARK}{os.getpid()}-abcd1234"
     mine.write_text("{", encoding="utf-8")
-    save_run(results, "b", store=tmp_path, label="m", now=SAVED_AT)
+    RunStore(tmp_path).save(results, "b", label="m", now=SAVED_AT)
     assert mine.exists()

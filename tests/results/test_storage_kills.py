@@ -30,7 +30,7 @@ import pytest
 
 import pytest_niah
 from pytest_niah.files import TMP_MARK
-from pytest_niah.results.storage import RunStore, load_run, run_files, save_run
+from pytest_niah.results.storage import RunStore, load_run
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="fork and POSIX signals"
@@ -104,7 +104,7 @@ def check_whole(store: Path) -> list[Path]:
         metadata, results = load_run(path)
         assert metadata["name"] == path.name.removesuffix(".json.gz")
         assert results.rows("length")
-    assert run_files(store) == sorted(p for p in folder.glob("*.json.gz"))
+    assert RunStore(store).files() == sorted(p for p in folder.glob("*.json.gz"))
     return temps
 
 
@@ -135,9 +135,9 @@ def test_kills_during_saves_leave_every_run_whole_and_the_next_save_no_temp(tmp_
     assert kills >= MIN_KILLS
 
     # The next run: one save removes every stale temporary file of the folder.
-    any_run = run_files(store)[0]
+    any_run = RunStore(store).files()[0]
     _, results = load_run(any_run)
-    save_run(results, "next-run", store=store, label=LABEL)
+    RunStore(store).save(results, "next-run", label=LABEL)
     assert check_whole(store) == []
-    names = {p.name.removesuffix(".json.gz") for p in run_files(store)}
+    names = {p.name.removesuffix(".json.gz") for p in RunStore(store).files()}
     assert "kept" in names and "next-run" in names

@@ -18,7 +18,7 @@ from niah_synthetic import results
 from pytest_niah.errors import NeedleSetError, ResultsError
 from pytest_niah.inputs.needles import load_needle_set
 from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.storage import load_run, save_run
+from pytest_niah.results.storage import RunStore, load_run
 
 BOM = b"\xef\xbb\xbf"
 
@@ -34,7 +34,7 @@ def results_text(run: NiahResults) -> str:
 
 
 def saved_run_text(run: NiahResults, tmp_path: Path) -> str:
-    path = save_run(run, "baseline", store=tmp_path / "store", label="model-a")
+    path = RunStore(tmp_path / "store").save(run, "baseline", label="model-a")
     return gzip.decompress(path.read_bytes()).decode("utf-8")
 
 

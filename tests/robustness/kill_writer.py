@@ -23,7 +23,7 @@ The kinds, each through the package's real writer:
 - ``results``: :meth:`NiahResults.save` to ``DIR/results.json``;
 - ``report``: :func:`pytest_niah.report.write_report` into ``DIR`` (report.html,
   results.json, cases.csv, summary.md);
-- ``saved``: :func:`pytest_niah.results.storage.save_run` with ``overwrite`` into the store
+- ``saved``: :meth:`pytest_niah.results.storage.RunStore.save` with ``overwrite`` into the store
   ``DIR`` (fixed save time and commit, so both versions are byte-stable);
 - ``snapshot``: the snapshot extension's atomic serializer
   (:func:`pytest_niah.results.snapshots.extension_for`), merging into
@@ -152,12 +152,11 @@ class Writers:
         write_report([self.results[version]], out, labels=[LABEL], step_summary=False)
 
     def _saved(self, out: Path, version: int) -> None:
-        from pytest_niah.results.storage import save_run
+        from pytest_niah.results.storage import RunStore
 
-        save_run(
+        RunStore(out).save(
             self.results[version],
             SAVE_NAME,
-            store=out,
             label=LABEL,
             now=SAVED_AT,
             commit=COMMIT,

@@ -2,7 +2,7 @@
 
 A label names files (the shared results file, ``--niah-json`` per model, run-store and
 snapshot folders); every such name goes through the one-to-one, bounded
-:func:`~pytest_niah.config.niah.label_file_name`, and a label that is too long, holds odd
+:func:`~pytest_niah.naming.label_file_name`, and a label that is too long, holds odd
 characters or no letter or digit is a usage error before anything runs.
 """
 
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.config.niah import MAX_LABEL_LENGTH, ModelSpec, NiahConfig, label_file_name
+from pytest_niah.config.niah import ModelSpec, NiahConfig
 from pytest_niah.errors import ConfigError
+from pytest_niah.naming import MAX_LABEL_LENGTH, label_file_name
 from pytest_niah.plugin.outputs import json_target
 from pytest_niah.plugin.session import NiahSession
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_niah.errors import ConfigError
-from pytest_niah.results.storage import check_name, run_path
+from pytest_niah.results.storage import RunStore, check_name
 
 LONG_NAME = "s" * 300
 
@@ -44,7 +44,7 @@ def test_check_name_refuses_names_too_long_for_a_file(name):
 def test_check_name_takes_a_long_name_that_fits(tmp_path):
     name = "s" * 200
     check_name(name)
-    target = run_path(name, store=tmp_path, label="m")
+    target = RunStore(tmp_path).target(name, "m")
     target.parent.mkdir(parents=True)
     target.write_text("{}", encoding="utf-8")  # the file system takes it
 
@@ -59,11 +59,11 @@ def test_a_saved_run_path_that_cannot_be_looked_at_is_a_usage_error(niah_run):
         import pytest_niah.results.storage as storage
 
 
-        def unreachable(name, *, store, label):
-            return Path(store) / ("x" * 300) / f"{name}.json"
+        def unreachable(self, name, label):
+            return Path(self.root) / ("x" * 300) / f"{name}.json"
 
 
-        storage.run_path = unreachable
+        storage.RunStore.target = unreachable
         """
     )
     (niah_run.path / ".niah" / "runs").mkdir(parents=True)  # the store is there

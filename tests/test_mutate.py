@@ -1,0 +1,125 @@
+"""``benchmarks/mutate.py``: its operators, fresh seeds, targets and report (no mutant is run)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CHECK = '''
+def check(x, limit):
+    """Refuse what is over the limit."""
+    if x is None or x > limit:
+        raise ValueError("bad")
+    record(x)
+    return x * 2
+'''
+
+
+@pytest.fixture
+def mutate(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    try:
+        yield importlib.import_module("mutate")
+    finally:
+        for name in ("mutate", "mutation_targets"):
+            sys.modules.pop(name, None)
+
+
+def mutants_of(mutate: ModuleType, root: Path, source: str) -> dict[str, str]:
+    (root / "pytest_niah").mkdir(parents=True, exist_ok=True)
+    (root / "pytest_niah" / "check.py").write_text(source, encoding="utf-8")
+    return {
+        m.description: mutate.apply(source, m.index, spec)
+        for m, spec in mutate.enumerate_mutants("check.py", root)
+    }
+
+
+def test_a_dropped_check_and_a_lost_return_value_are_generated(mutate, tmp_path):
+    # Found (#34.6): no clause-deletion or return-value operators, so a dropped check was
+    # never generated.
+    changed = mutants_of(mutate, tmp_path, CHECK)
+    body = {name: ast.unparse(ast.parse(code).body[0].body[1:]) for name, code in changed.items()}
+    assert "raise" not in body["delete raise"] and "if " in body["delete raise"]
+    assert "raise" not in body["delete if"] and "return x * 2" in body["delete if"]
+    assert "record(x)" not in body["delete call"]
+    assert body["return None"].endswith("return None")
+    assert body["drop clause 1 of Or"].startswith("if x > limit:")
+    assert body["drop clause 2 of Or"].startswith("if x is None:")
+    # The docstring is never deleted; every mutant is valid Python and differs.
+    assert all('"""Refuse' in code for code in changed.values())
+    original = ast.unparse(ast.parse(CHECK))
+    for name, code in changed.items():
+        compile(code, name, "exec")
+        assert code != original, name
+
+
+def test_expression_mutants_skip_messages_but_a_raise_can_be_deleted(mutate, tmp_path):
+    source = 'def f(x):\n    raise ValueError("x" * 2 if x > 1 else "y")\n'
+    assert set(mutants_of(mutate, tmp_path, source)) == {"delete raise"}
+
+
+def test_each_run_draws_a_fresh_sample_and_prints_its_seed(mutate, capsys):
+    args = ["--list", "--working-tree", "--module", "config/cache_policy.py", "--sample", "4"]
+
+    def listed(*extra: str) -> tuple[int, list[str]]:
+        assert mutate.main([*args, *extra]) == 0
+        out = capsys.readouterr().out.splitlines()
+        seed = re.fullmatch(r"seed (\d+) \(.*--seed \1 draws this sample again\)", out[0])
+        assert seed, out[0]
+        return int(seed.group(1)), out[1:]
+
+    seeds = {listed()[0] for _ in range(3)}
+    assert len(seeds) == 3, "a new seed on every run"
+    seed, first = listed("--seed", "12345")
+    assert seed == 12345 and listed("--seed", "12345")[1] == first
+    assert first[-1] == "4 mutants"
+    # --rescore adds an earlier seed's sample to the fresh one.
+    assert int(listed("--seed", "12345", "--rescore", "1")[1][-1].split()[0]) >= 4
+
+
+def test_targets_cover_every_module_that_holds_a_rule(mutate):
+    rules = {
+        "measure/gates.py",  # gating
+        "measure/verdicts.py",
+        "results/compare.py",
+        "measure/scoring.py",
+        "config/cache_policy.py",
+        "naming.py",
+        "results/storage.py",
+        "embed/secrets.py",
+        "config/strict_json.py",
+        "experiment/shards.py",
+        "report/report_folder.py",
+        "files.py",
+        "embed/window_probe.py",
+    }
+    assert rules <= set(mutate.TARGETS)
+    for module, tests in mutate.TARGETS.items():
+        assert (REPO / "pytest_niah" / module).is_file(), module
+        assert tests and all((REPO / test).is_file() for test in tests), module
+
+
+def test_the_report_gives_the_fresh_score_beside_the_rescored_one(mutate):
+    one, two, three = (mutate.Mutant("a.py", i, i, "drop not") for i in (1, 2, 3))
+    samples = {"fresh, seed 9": {one, two}, "re-scored, seed 1": {two, three}}
+    outcomes = {one: "killed", two: "survived", three: "timeout"}
+    text = mutate.report(["a.py"], samples, outcomes)
+    lines = text.splitlines()
+    assert lines[0] == "| module | fresh, seed 9 | re-scored, seed 1 |"
+    assert lines[2] == "| a.py | 1/2 (50%) | 1/2 (50%) |"
+    assert lines[3] == "| **all** | **1/2 (50.0%)** | **1/2 (50.0%)** |"
+    assert "- `a.py:2` drop not (fresh, seed 9, re-scored, seed 1)" in lines
+
+
+def test_a_negative_sample_is_a_usage_error(mutate, capsys):
+    with pytest.raises(SystemExit) as error:
+        mutate.main(["--list", "--working-tree", "--sample", "-1"])
+    assert error.value.code == 2 and "--sample=-1" in capsys.readouterr().err
