@@ -262,7 +262,7 @@ def _check_outputs(session: NiahSession, problems: Problems) -> None:
         problem = output_problem(path, folder=folder)
         if problem:
             problems.add(OutputError(f"{what}: {path} {problem}", "choose a path you can write to"))
-    if session.report or session.json or session.save or session.compare_fail:
+    if session.shard is None:  # every run but a shard job's appends to the step summary
         from pytest_niah.report import check_step_summary
 
         with problems:
