@@ -179,6 +179,7 @@ def compare_results(
     seed: int,
     allow: Iterable[str] = (),
     source: str = "",
+    flags: str = "--niah-",
 ) -> Comparison:
     """Compare ``current`` with ``baseline`` on the cells and negatives both measured.
 
@@ -186,11 +187,13 @@ def compare_results(
     gives no interval, so that every comparison gate is inconclusive (as every minimum gate
     of such a run is).
 
+    ``flags`` starts the option names a refusal gives (``--`` for the offline CLI).
+
     Raises:
         CompareError: the runs are not comparable (see :func:`check_comparable`), or they
             share no cell at all.
     """
-    allowed = check_comparable(current, baseline, allow=allow, source=source)
+    allowed = check_comparable(current, baseline, allow=allow, source=source, flags=flags)
     cur_cells, base_cells = _cells(current), _cells(baseline)
     slices: dict[_Slice, list[_CellKey]] = defaultdict(list)
     run_cells: dict[_Slice, int] = defaultdict(int)
@@ -201,7 +204,7 @@ def compare_results(
     paired = {where: len(keys) for where, keys in slices.items()}
     if not paired:
         raise CompareError(
-            f"--niah-compare: the baseline{f' ({source})' if source else ''} shares no cell "
+            f"{flags}compare: the baseline{f' ({source})' if source else ''} shares no cell "
             "with this run (no needle group, arm, order, length and position in common)",
             "compare with a run of the same needle groups and grid",
         )
