@@ -408,6 +408,22 @@ def test_an_incomparable_baseline_is_a_one_line_error(
     assert "Fix: " in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", ["summary", "report"])
+def test_a_refused_comparison_names_this_commands_own_flags(
+    command: str,
+    short_file: Path,
+    results_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Found (issue 31): the offline CLI's refusal named the pytest flag --niah-compare-allow."""
+    out = ["--out", str(tmp_path / "rep")] if command == "report" else []
+    assert main([command, str(results_file), "--compare", str(short_file), *out]) == 2
+    err = capsys.readouterr().err
+    assert "--compare: the baseline" in err and "with --compare-allow=lengths" in err
+    assert "--niah-" not in err
+
+
 def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "usage: pytest-niah" in capsys.readouterr().err

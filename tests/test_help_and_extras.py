@@ -39,6 +39,11 @@ def test_all_installs_pytest_xdist_for_the_readmes_n_2():
     assert extra_requirements("all") <= extra_requirements("test")
 
 
+def test_all_installs_pytest_benchmark_for_speed_and_the_repos_addopts():
+    """--niah-speed needs pytest-benchmark; so does this repository's --benchmark-disable."""
+    assert "pytest-benchmark" in extra_requirements("all")
+
+
 def test_every_packaged_model_is_in_the_model_options_help(pytester: pytest.Pytester):
     assert set(PACKAGED) >= {"packaged-minilm", "packaged-static"}
     for name in PACKAGED:

@@ -1,4 +1,4 @@
-"""``.github/workflows/niah.yml``: it parses, and its steps call commands and options that exist.
+"""``.github/workflows/niah.yml`` and ``action.yml``: commands and options that exist, pins.
 
 The workflow shards the grid over a matrix, gates in one job, uploads the report and posts
 summary.md as a sticky pull-request comment. Option names are checked against the option
@@ -22,14 +22,17 @@ yaml = pytest.importorskip("yaml")
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILE = REPO / ".github" / "workflows" / "niah.yml"
 FLAGS = {option.flag_name for option in OPTIONS}
-# Maintained actions only, each at a major version.
+ACTION_FILE = REPO / "action.yml"
+# Maintained actions only, each pinned by commit, its release tag in a comment.
 ACTIONS = {
     "actions/checkout",
     "actions/setup-python",
+    "actions/cache",
     "actions/upload-artifact",
     "actions/download-artifact",
     "marocchino/sticky-pull-request-comment",
 }
+PINNED = re.compile(r"uses: (?P<name>[\w.-]+/[\w.-]+)@(?P<sha>[0-9a-f]{40}) # v\d+\.\d+\.\d+$")
 
 
 @pytest.fixture(scope="module")
@@ -111,13 +114,45 @@ def test_shard_jobs_feed_one_gate_job_that_reports_and_comments(workflow):
     assert gate["permissions"]["pull-requests"] == "write"
 
 
-def test_actions_are_maintained_ones_at_a_major_version(workflow):
-    used = [
-        step["uses"] for job in workflow["jobs"].values() for step in job["steps"] if "uses" in step
+@pytest.mark.parametrize("path", [WORKFLOW_FILE, ACTION_FILE], ids=lambda p: p.name)
+def test_third_party_actions_are_maintained_ones_pinned_by_commit(path):
+    lines = [line.strip().removeprefix("- ") for line in path.read_text().splitlines()]
+    used = [line for line in lines if line.startswith("uses:") and "uses: ./" not in line]
+    assert used
+    for line in used:
+        pinned = PINNED.fullmatch(line)
+        assert pinned and pinned["name"] in ACTIONS, line
+
+
+def test_torch_is_pinned_to_the_cpu_build_and_pip_and_the_hub_are_cached(workflow):
+    for job in ("embed", "gate"):
+        steps = workflow["jobs"][job]["steps"]
+        (torch,) = [s["run"] for s in steps if "torch" in str(s.get("run", ""))]
+        assert "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in torch
+        (python,) = step_with(workflow["jobs"][job], "actions/setup-python")
+        assert python["with"]["cache"] == "pip"
+    (hub,) = step_with(workflow["jobs"]["embed"], "actions/cache")
+    assert hub["with"]["path"] == "~/.cache/huggingface"
+
+
+def test_the_gate_compares_with_a_baseline_committed_in_the_repository(workflow):
+    (gate_command,) = run_steps(workflow["jobs"]["gate"], "pytest")
+    baseline = workflow["env"]["BASELINE"]
+    assert "--niah-compare=$BASELINE" in gate_command
+    assert (REPO / baseline).is_file(), f"commit the baseline {baseline}"
+    allowances = re.search(r"--niah-compare-fail=(\S+)", gate_command)[1]
+    assert {a.split(":")[0] for a in allowances.split(",")} >= {"auc", "ratio"}
+    assert "--niah-min-auc" not in gate_command  # the baseline is the gate
+
+
+def test_a_job_uses_the_composite_action(workflow):
+    (job,) = [
+        j for j in workflow["jobs"].values() if any(s.get("uses") == "./" for s in j["steps"])
     ]
-    for action in used:
-        name, _, version = action.partition("@")
-        assert name in ACTIONS and re.fullmatch(r"v\d+", version), action
+    (step,) = [s for s in job["steps"] if s.get("uses") == "./"]
+    action = yaml.safe_load(ACTION_FILE.read_text(encoding="utf-8"))
+    assert set(step["with"]) <= set(action["inputs"])
+    assert (REPO / step["with"]["baseline"]).is_file()
 
 
 def test_the_workflow_runs_on_pull_requests_offline(workflow):

@@ -184,6 +184,7 @@ def build_comparisons(
             seed=current.config.seed,
             allow=allow,
             source=source,
+            flags="--",  # a refusal names this command's --compare-allow
         )
         out.append(ReportComparison(label, source, comparison, allowances, baseline.speed))
     return out

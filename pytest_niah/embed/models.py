@@ -317,6 +317,9 @@ def check_model_name(
         )
     path = resolve_model_name(name)
     if not looks_local(path):
+        from pytest_niah.embed.hub_cache import check_hub_cache
+
+        check_hub_cache(name)
         return
     folder = Path(path).expanduser()
     if not folder.exists():

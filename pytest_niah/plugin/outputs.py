@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 
 
 def write_outputs(niah: NiahSession) -> list[str]:
-    """Write ``--niah-json``, ``--niah-save`` and ``--niah-report`` (with the step summary).
+    """Write ``--niah-json``, ``--niah-save``, ``--niah-report`` and the step summary.
+
+    The step summary (``GITHUB_STEP_SUMMARY``) is appended to whenever it is set, with or
+    without a report.
 
     Every path written is added to ``niah.written``, the step summary's (appended to) too.
 
@@ -55,6 +58,11 @@ def write_outputs(niah: NiahSession) -> list[str]:
     comparisons = _comparisons(niah, finished)
     if niah.report:
         attempt(f"--niah-report {niah.report}", partial(_report, niah, finished, comparisons))
+    else:
+        from pytest_niah.report import STEP_SUMMARY_ENV
+
+        step = partial(_step_summary, niah, finished, comparisons)
+        attempt(f"the step summary ({STEP_SUMMARY_ENV})", step)
     return failed
 
 
@@ -100,9 +108,18 @@ def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[Re
 def gate_outcomes(niah: NiahSession, finished: dict[str, NiahResults]) -> list[GateOutcome]:
     """Every gate of the run (what its gate tests check), for summary.md's headline."""
     from pytest_niah.report import GateOutcome
+    from pytest_niah.report.headline import gate_reason
 
     return [
-        GateOutcome(label, row.arm, row.scoring, row.length, gate.verdict.metric, gate.outcome)
+        GateOutcome(
+            label,
+            row.arm,
+            row.scoring,
+            row.length,
+            gate.verdict.metric,
+            gate.outcome,
+            gate_reason(gate.verdict, gate.outcome),
+        )
         for label, results in finished.items()
         for arm, scoring in results.variants
         for row in results.rows("length", arm, scoring)
@@ -125,10 +142,10 @@ def written_line(path: Path) -> str:
     return str(path)
 
 
-def _report(
-    niah: NiahSession, finished: dict[str, NiahResults], comparisons: list[ReportComparison]
-) -> list[Path]:
-    from pytest_niah.report import step_summary_path, write_report
+def _runs_and_labels(
+    niah: NiahSession, finished: dict[str, NiahResults]
+) -> tuple[list[NiahResults], list[str]]:
+    """The run's results, then each baseline, with the labels a report shows them under."""
     from pytest_niah.results.run_file import run_name_of
 
     runs, labels = list(finished.values()), list(finished)
@@ -138,6 +155,29 @@ def _report(
             runs.append(baseline)
             source = Path(niah.baseline_source(label))
             labels.append(f"{label} ({run_name_of(source) or source.stem})")
+    return runs, labels
+
+
+def _step_summary(
+    niah: NiahSession, finished: dict[str, NiahResults], comparisons: list[ReportComparison]
+) -> list[Path]:
+    """Without --niah-report, the summary still goes to GITHUB_STEP_SUMMARY when it is set."""
+    from pytest_niah.report import append_step_summary, step_summary_markdown, step_summary_path
+
+    if step_summary_path() is None:
+        return []
+    runs, labels = _runs_and_labels(niah, finished)
+    text = step_summary_markdown(runs, labels, comparisons, gates=gate_outcomes(niah, finished))
+    path = append_step_summary(text)
+    return [path.absolute()] if path is not None else []
+
+
+def _report(
+    niah: NiahSession, finished: dict[str, NiahResults], comparisons: list[ReportComparison]
+) -> list[Path]:
+    from pytest_niah.report import step_summary_path, write_report
+
+    runs, labels = _runs_and_labels(niah, finished)
     written = write_report(
         runs,
         niah.report,

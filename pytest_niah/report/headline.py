@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_niah.measure.verdicts import OUTCOME_ORDER, worst_outcome
+from pytest_niah.config.vocabulary import METRIC_LABELS
+from pytest_niah.measure.verdicts import (
+    OUTCOME_ORDER,
+    UNPAIRED,
+    Verdict,
+    metric_digits,
+    worst_outcome,
+)
 from pytest_niah.report.comparison import ReportComparison
 from pytest_niah.report.escape import md_text
 
@@ -38,6 +45,7 @@ class GateOutcome:
         length: The haystack length in tokens.
         metric: The gated metric (``auc``, ``comparative_ratio``, ...).
         outcome: ``pass``, ``warn`` or ``fail``.
+        reason: Why it warned or failed, one short line (:func:`gate_reason`); "" for a pass.
     """
 
     label: str
@@ -46,6 +54,39 @@ class GateOutcome:
     length: int
     metric: str
     outcome: str
+    reason: str = ""
+
+
+def gate_reason(verdict: Verdict, outcome: str) -> str:
+    """Why a gate warned or failed, in one short line; "" for a pass.
+
+    Threshold missed, drop past the allowance, inconclusive (its interval crosses the
+    limit), nothing paired with the baseline, or a metric undefined in this run.
+    """
+    if outcome == "pass":
+        return ""
+    name = METRIC_LABELS.get(verdict.metric, verdict.metric)
+    digits = metric_digits(verdict.metric)
+    if verdict.state == UNPAIRED:
+        return f"{name}: no cell paired with the baseline"
+    if verdict.point != verdict.point:  # NaN
+        return f"{name} undefined in this run"
+    comparison = verdict.kind == "comparison"
+    point = (
+        f"{name} changed {verdict.point:+.{digits}f}"
+        if comparison
+        else f"{name} {verdict.point:.{digits}f}"
+    )
+    limit = (
+        f"allowed drop {verdict.limit:.{digits}f}" if comparison else f"threshold {verdict.limit:g}"
+    )
+    if verdict.state in ("regressed", "below threshold"):
+        missed = "fell past the" if comparison else "below the"
+        return f"{point}, {missed} {limit}"
+    if verdict.state == "inconclusive":
+        past = "; the point is past it" if verdict.past_limit and outcome == "fail" else ""
+        return f"{point}: inconclusive, its 95% interval crosses the {limit}{past}"
+    return f"{point}: {verdict.state} ({limit})"
 
 
 def comparison_outcomes(
@@ -57,7 +98,15 @@ def comparison_outcomes(
     pairs with is a *no paired cells* verdict, which fails (as the plugin's gate test does).
     """
     return [
-        GateOutcome(c.label, arm, scoring, length, v.metric, v.outcome(policy))
+        GateOutcome(
+            c.label,
+            arm,
+            scoring,
+            length,
+            v.metric,
+            v.outcome(policy),
+            gate_reason(v, v.outcome(policy)),
+        )
         for c in comparisons
         for (arm, scoring, length), v in c.comparison.slice_verdicts(c.allowances)
     ]
@@ -68,12 +117,30 @@ def worst(outcomes: Sequence[str]) -> str:
     return worst_outcome(outcomes) or "-"
 
 
-def headline(labels: Sequence[str], gates: Sequence[GateOutcome]) -> str:
-    """One line: ✅ / ⚠️ / ❌, how many gates passed, warned or failed, and which models.
+def headline(
+    labels: Sequence[str], gates: Sequence[GateOutcome], *, models: int | None = None
+) -> str:
+    """One line: ✅ / ⚠️ / ❌, how many gates passed, warned or failed, which models, and why.
 
-    A run that gated nothing says so (⚠️): it checked nothing.
+    A run that gated nothing says so (⚠️): it checked nothing. A ⚠️ or ❌ names the first
+    gate that warned or failed and why (:func:`gate_reason`). ``models`` counts the models
+    (a baseline run of the same model is no second one); ``labels`` when ``None``.
     """
-    models = f"{len(labels)} model{'s' if len(labels) != 1 else ''}"
+    count = len(labels) if models is None else models
+    models_text = f"{count} model{'s' if count != 1 else ''}"
+    return _counts(labels, gates, models_text) + _why(gates)
+
+
+def _why(gates: Sequence[GateOutcome]) -> str:
+    for outcome in ("fail", "warn"):
+        first = next((g for g in gates if g.outcome == outcome and g.reason), None)
+        if first is not None:
+            where = f"{first.label} {first.arm}/{first.scoring} L{first.length}"
+            return f": {md_text(where)}: {md_text(first.reason)}"
+    return ""
+
+
+def _counts(labels: Sequence[str], gates: Sequence[GateOutcome], models: str) -> str:
     if not gates:
         return (
             f"⚠️ pytest-niah: nothing gated ({models} measured; no threshold and no "

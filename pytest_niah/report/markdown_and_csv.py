@@ -105,7 +105,9 @@ def summary_markdown(
         list(gates) if gates is not None else comparison_outcomes(comparisons, inconclusive)
     )
     fold = bool(comparisons or every_gate) if collapse is None else collapse
-    lines = [f"# {headline(labels, every_gate)}", ""]
+    # A baseline run of the model under test is no second model: count model identities.
+    models = len({r.model.fingerprint for r in results})
+    lines = [f"# {headline(labels, every_gate, models=models)}", ""]
     for comparison in comparisons:
         lines += comparison_markdown(comparison)
     for label, result in zip(labels, results, strict=True):
@@ -173,14 +175,14 @@ def gated_cells(
         ]
         header = ["variant", "length", *(name for name, _ in chosen), "gate"]
         for row in results.rows("length", arm, scoring):
-            here = [
-                g.outcome
-                for g in gates
-                if (g.arm, g.scoring, g.length) == (arm, scoring, row.length)
-            ]
+            here = [g for g in gates if (g.arm, g.scoring, g.length) == (arm, scoring, row.length)]
             if here:
                 cells = [cell(row) for _, cell in chosen]
-                body.append([f"{arm}/{scoring}", str(row.length), *cells, worst(here)])
+                outcome = worst([g.outcome for g in here])
+                # A warn or fail says why: the reason of the first gate with that outcome.
+                why = next((g.reason for g in here if g.outcome == outcome and g.reason), "")
+                verdict = f"{outcome}: {md_text(why)}" if why else outcome
+                body.append([f"{arm}/{scoring}", str(row.length), *cells, verdict])
     return header, body
 
 

@@ -186,6 +186,7 @@ def compare_results(
     seed: int,
     allow: Iterable[str] = (),
     source: str = "",
+    flags: str = "--niah-",
 ) -> Comparison:
     """Compare ``current`` with ``baseline`` on the cells and negatives both measured.
 
@@ -193,11 +194,13 @@ def compare_results(
     gives no interval, so that every comparison gate is inconclusive (as every minimum gate
     of such a run is).
 
+    ``flags`` starts the option names a refusal gives (``--`` for the offline CLI).
+
     Raises:
         CompareError: the runs are not comparable (see :func:`check_comparable`), or they
             share no cell at all.
     """
-    allowed = check_comparable(current, baseline, allow=allow, source=source)
+    allowed = check_comparable(current, baseline, allow=allow, source=source, flags=flags)
     by_draw = pairs_by_draw(current, baseline)
     cur_cells, base_cells = _cells(current, by_draw), _cells(baseline, by_draw)
     slices: dict[_Slice, list[_CellKey]] = defaultdict(list)
@@ -211,7 +214,7 @@ def compare_results(
         why = no_common_draw(current, baseline)
         why = why or "no needle group, arm, order, length and position in common"
         raise CompareError(
-            f"--niah-compare: the baseline{f' ({source})' if source else ''} shares no cell "
+            f"{flags}compare: the baseline{f' ({source})' if source else ''} shares no cell "
             f"with this run ({why})",
             "compare with a run of the same needle groups and grid"
             + (" that drew one of the same seeds" if why.startswith("no haystack") else ""),

@@ -151,11 +151,14 @@ def check_comparable(
     *,
     allow: Iterable[str] = (),
     source: str = "",
+    flags: str = "--niah-",
 ) -> list[Difference]:
     """Refuse to compare runs that measured different things; return the allowed differences.
 
     ``current`` may be a run's plan (:class:`Measured`): the plugin refuses a baseline
     with it before anything is built or embedded, and again with the finished results.
+    ``flags`` is how the caller's options start (``--`` for ``pytest-niah report``), so
+    the message names the options of the command that was run.
 
     Raises:
         CompareError: a field differs that ``allow`` does not name; the message lists each
@@ -169,10 +172,10 @@ def check_comparable(
         names = [d.field for d in refused]
         caveat = GRID_CAVEAT if GRID_FIELDS.intersection(names) else ""
         raise CompareError(
-            f"--niah-compare: the baseline{where} measured something else: "
+            f"{flags}compare: the baseline{where} measured something else: "
             + "; ".join(d.describe() for d in refused),
             f"compare with a run of the same {', '.join(names)}, or accept the "
-            f"difference{caveat} with --niah-compare-allow={','.join(names)}",
+            f"difference{caveat} with {flags}compare-allow={','.join(names)}",
         )
     return [d for d in found if d.field in allowed]
 

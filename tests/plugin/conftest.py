@@ -249,4 +249,6 @@ def _no_niah_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     for name in list(os.environ):
         if name.startswith("NIAH_"):
             monkeypatch.delenv(name)
+    # A run appends to the step summary whenever it is set: not to this CI job's own.
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.setenv("NIAH_CACHE_DIR", str(tmp_path / "niah-cache"))

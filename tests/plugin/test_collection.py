@@ -89,10 +89,17 @@ def test_full_default_grid_collects_fast_without_heavy_imports(niah):
     Collection with a real model named must not import torch (nor numpy, the model's
     tokenizer or scikit-learn): a subprocess, so the parent's imports do not count.
     """
-    niah.pytester.makeconftest(IMPORT_PROBE)
+    # A plugin, not a conftest: a run of the grid alone loads no conftest of the project.
+    niah.pytester.makepyfile(import_probe=IMPORT_PROBE)
     groups = len(builtin_needle_set().groups)
     result = niah.pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--niah-model=packaged-minilm", "--collect-only", "-q"
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "import_probe",
+        "--niah-model=packaged-minilm",
+        "--collect-only",
+        "-q",
     )
     assert result.ret == 0, result.stdout.str()
     ids = niah.ids(result)

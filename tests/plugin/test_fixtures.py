@@ -16,11 +16,15 @@ def test_user(niah_results, niah_config, niah_model, niah_embedder, niah_session
         calls.write(f"{niah_model} {len(niah_results.cases)}\\n")
 """
 SMALL = ("--niah-arms=literal", "--niah-lengths=128", "--niah-positions=1")
+# Without a path a run is the grid alone (#31): a user's test runs when named, the grid too.
+WITH_GRID = ("test_user.py", "test_niah.py")
 
 
 def test_user_test_runs_once_per_model(niah):
     niah.pytester.makepyfile(test_user=USER_TEST)
-    result = niah.run("-v", *SMALL, "--niah-model=a=lexical:tfidf", "--niah-model=b=lexical:tfidf")
+    result = niah.run(
+        "-v", *SMALL, "--niah-model=a=lexical:tfidf", "--niah-model=b=lexical:tfidf", *WITH_GRID
+    )
     per_model = 2 * 2 + 1  # cases and gate
     result.assert_outcomes(passed=2 * per_model + 2)
     result.stdout.fnmatch_lines_random(
@@ -32,7 +36,7 @@ def test_user_test_runs_once_per_model(niah):
 
 def test_user_test_with_one_model(niah):
     niah.pytester.makepyfile(test_user=USER_TEST)
-    result = niah.run("-v", *SMALL)
+    result = niah.run("-v", *SMALL, *WITH_GRID)
     result.assert_outcomes(passed=2 * 2 + 1 + 1)
     result.stdout.fnmatch_lines(["*test_user.py::test_user?lexical-tfidf? PASSED*"])
 

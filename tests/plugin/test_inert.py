@@ -34,9 +34,17 @@ def test_collects_only_the_projects_tests_and_imports_nothing_heavy(niah):
 
 def test_probe_does_see_heavy_imports_when_active(niah):
     """The probe above can fail: with the plugin active and run, scikit-learn is imported."""
-    niah.pytester.makeconftest(PROBE.replace("pytest_collection_finish", "pytest_sessionfinish"))
+    # A plugin, not a conftest: a run of the grid alone loads no conftest of the project.
+    niah.pytester.makepyfile(
+        probe=PROBE.replace("pytest_collection_finish", "pytest_sessionfinish")
+    )
     result = niah.run(
-        "--niah-arms=literal", "--niah-lengths=128", "--niah-positions=1", subprocess=True
+        "-p",
+        "probe",
+        "--niah-arms=literal",
+        "--niah-lengths=128",
+        "--niah-positions=1",
+        subprocess=True,
     )
     assert result.ret == pytest.ExitCode.OK
     assert "sklearn" in json.loads((niah.pytester.path / "modules.json").read_text())

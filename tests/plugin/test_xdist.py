@@ -31,6 +31,8 @@ def _run(niah, monkeypatch, workers: str, name: str):
     log = niah.pytester.path / f"{name}.log"
     monkeypatch.setenv("NIAH_TEST_RUN_LOG", str(log))
     result = niah.run(
+        "-p",
+        "niah_counter",  # a plugin: a run of the grid alone loads no conftest of the project
         "-n",
         workers,
         f"--niah-json={name}.json",
@@ -43,7 +45,7 @@ def _run(niah, monkeypatch, workers: str, name: str):
 
 
 def test_same_outcomes_and_bytes_with_and_without_workers(niah, monkeypatch):
-    niah.pytester.makeconftest(COUNTER)
+    niah.pytester.makepyfile(niah_counter=COUNTER)
     serial, serial_runs = _run(niah, monkeypatch, "0", "serial")
     parallel, parallel_runs = _run(niah, monkeypatch, "2", "parallel")
 

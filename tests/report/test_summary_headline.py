@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 
 from pytest_niah.config.gate_expressions import parse_allowances
+from pytest_niah.measure.stats import Interval
+from pytest_niah.measure.verdicts import compare_verdict, minimum_verdict
 from pytest_niah.report import GateOutcome, ReportComparison
-from pytest_niah.report.headline import headline, shown_path
+from pytest_niah.report.headline import gate_reason, headline, shown_path
 from pytest_niah.report.markdown_and_csv import summary_markdown
 from pytest_niah.results.compare import compare_results
 from pytest_niah.results.niah_results import NiahResults
@@ -68,3 +70,58 @@ def test_shown_path_keeps_paths_outside_the_folder(tmp_path: Path) -> None:
     assert shown_path(str(tmp_path / "a" / "b.json"), tmp_path) == "a/b.json"
     assert shown_path("/elsewhere/b.json", tmp_path) == "/elsewhere/b.json"
     assert shown_path("base", tmp_path) == "base"
+
+
+@pytest.mark.parametrize(
+    ("verdict", "outcome", "reason"),
+    [
+        (
+            minimum_verdict(Interval("auc", 0.55, 0.50, 0.58), 0.6),
+            "fail",
+            "AUC 0.550, below the threshold 0.6",
+        ),
+        (
+            minimum_verdict(Interval("auc", 0.62, 0.55, 0.70), 0.6),
+            "warn",
+            "AUC 0.620: inconclusive, its 95% interval crosses the threshold 0.6",
+        ),
+        (
+            compare_verdict(Interval("auc", -0.05, -0.08, -0.03), 0.02),
+            "fail",
+            "AUC changed -0.050, fell past the allowed drop 0.020",
+        ),
+        (
+            compare_verdict(Interval("auc", -0.03, -0.10, 0.04), 0.02),
+            "fail",
+            "AUC changed -0.030: inconclusive, its 95% interval crosses the allowed drop 0.020; "
+            "the point is past it",
+        ),
+        (
+            compare_verdict(Interval("comparative_ratio", 0.0, 0.0, 0.0), 0.02, paired_cells=0),
+            "fail",
+            "comparative ratio: no cell paired with the baseline",
+        ),
+        (minimum_verdict(Interval("auc", 0.9, 0.85, 0.95), 0.6), "pass", ""),
+    ],
+)
+def test_each_warned_or_failed_gate_says_why_in_one_line(verdict, outcome, reason) -> None:
+    assert verdict.outcome("auto") == outcome
+    assert gate_reason(verdict, outcome) == reason
+
+
+def test_the_headline_names_the_first_failing_gate_and_its_reason() -> None:
+    verdict = minimum_verdict(Interval("auc", 0.55, 0.50, 0.58), 0.6)
+    failed = GateOutcome("m", "onehop", "whole", 512, "auc", "fail", gate_reason(verdict, "fail"))
+    line = headline(["m"], [gate("pass"), failed])
+    assert line == (
+        "❌ pytest-niah: 1 of 2 gates failed (m): m onehop/whole L512: AUC 0.550, below the "
+        "threshold 0.6"
+    )
+
+
+def test_the_headline_counts_models_not_runs(results: NiahResults) -> None:
+    """A baseline run of the same model beside it is one model, not two."""
+    text = summary_markdown(
+        [results, results], ["lex", "lex (base)"], gates=[gate("pass", label="lex")]
+    )
+    assert text.splitlines()[0] == "# ✅ pytest-niah: all 1 gates passed (1 model)"

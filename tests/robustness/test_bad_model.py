@@ -56,11 +56,11 @@ class CustomModel(BertModel):
 
 
 def test_unknown_hub_name_offline(niah_run):
+    """Offline, a model not in the cache is refused at configure, before collection (#31)."""
     result = niah_run.run(model="niah-robustness/no-such-model")
-    niah_run.assert_stopped(
+    niah_run.assert_usage_error(
         result,
-        "no-such-model",
-        "could not load model 'niah-robustness/no-such-model'",
+        "pytest-niah: could not load model 'niah-robustness/no-such-model'",
         "Fix: the hub is offline here",
         "pass a local path",
     )

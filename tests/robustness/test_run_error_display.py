@@ -71,16 +71,21 @@ def test_the_message_is_shown_once_under_xdist(niah_run):
 
 
 def test_the_failing_model_of_several_is_named(niah_run):
-    """With two models, the stop names the one that failed (by its label)."""
+    """With two models, the stop names the one that failed (by its label).
+
+    A folder whose config names no known model type: it fails only when loaded (a hub name
+    missing offline is refused before the run, #31).
+    """
     (niah_run.path / "books").mkdir()
+    broken = niah_run.path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"model_type": "no-such-type"}', encoding="utf-8")
     result = niah_run.run(
         "--niah-model=good=lexical:tfidf",
-        "--niah-model=bad=niah-robustness/no-such-model",
+        f"--niah-model=bad={broken}",
         model=None,
     )
-    niah_run.assert_stopped(
-        result, "bad", "could not load model 'niah-robustness/no-such-model'", "Fix:"
-    )
+    niah_run.assert_stopped(result, "bad", f"could not load model '{broken}'", "Fix:")
 
 
 @pytest.mark.parametrize("quiet", ["-q", "-qq"])
@@ -98,6 +103,14 @@ def test_a_corpus_and_a_model_that_both_fail_are_reported_by_one_run(niah_run, m
         port = probe.getsockname()[1]
     monkeypatch.setenv("NIAH_GUTENBERG_URL", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("no_proxy", "127.0.0.1")
+    # The model is in the cache, but only in part (a snapshot without its files): it passes
+    # the check at configure (#31) and fails when located, beside the books.
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(niah_run.path / "hub"))
+    snapshot = niah_run.path / "hub" / "models--acme--no-such-model" / "snapshots" / "0123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "README.md").write_text("partly downloaded", encoding="utf-8")
     result = niah_run.run("--niah-corpus=gutenberg", model="acme/no-such-model")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     text = result.stdout.str() + result.stderr.str()
