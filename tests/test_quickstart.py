@@ -27,8 +27,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-# What the docs helper's README will hold under "## Quick start" (issue #31). Until it does,
-# the test runs this copy and test_readme_holds_the_quick_start says the README lacks it.
+# The shape of a Quick start section, for the parser's own test.
 CONTRACT = """## Quick start
 
 ```bash
@@ -56,17 +55,14 @@ def quick_start(markdown: str) -> list[str]:
 
 
 def readme_quick_start() -> list[str]:
-    """README.md's two lines when it has the installed-wheel Quick start, else the contract's."""
-    try:
-        lines = quick_start(README.read_text(encoding="utf-8"))
-    except LookupError:
-        lines = []
-    return lines if any('"pytest-niah[all]"' in line for line in lines) else quick_start(CONTRACT)
+    """README.md's Quick start: the two lines a new user copies."""
+    return quick_start(README.read_text(encoding="utf-8"))
 
 
-@pytest.mark.xfail(reason="the docs helper's README lands the Quick start (#31)", strict=True)
-def test_readme_holds_the_quick_start():
-    assert quick_start(README.read_text(encoding="utf-8")) == quick_start(CONTRACT)
+def test_readme_holds_the_two_line_quick_start():
+    install, run = readme_quick_start()
+    assert '"pytest-niah[all]"' in install
+    assert run.startswith("mkdir niah-try && cd niah-try && ") and "--niah-model=" in run
 
 
 def test_the_parser_reads_the_block_under_the_heading():
