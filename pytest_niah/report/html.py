@@ -284,6 +284,7 @@ def _comparison_section(
             parts.append(f"<p>{escape(counts)}</p>")
         numeric = {2, 3, *range(COMPARISON_TEXT_COLUMNS, len(header) - 1)}
         parts.append(table(header, body, numeric=numeric, classes=_verdict_class))
+        parts.extend(f"<p>Note: {escape(text)}.</p>" for text in comparison.notes())
         verdicts = comparison.verdict_texts()
         if verdicts:
             items = "".join(f"<li>{escape(text)}</li>" for text in verdicts)

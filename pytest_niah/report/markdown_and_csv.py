@@ -138,6 +138,8 @@ def comparison_markdown(comparison: ReportComparison, level: int = 2) -> list[st
         lines += ["", "</details>", ""]
     verdicts = comparison.verdict_texts()
     allowed = comparison.allowed_texts()
+    lines += [f"Note: {md_text(text)}." for text in comparison.notes()]
+    lines += [""] if comparison.notes() else []
     if verdicts:
         lines += [f"- {md_text(text)}" for text in verdicts] + [""]
     if allowed:
