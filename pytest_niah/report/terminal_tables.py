@@ -156,6 +156,24 @@ def effective_length_text(effective: EffectiveLength | None, window: int | None 
     return f"{effective.length} tokens"
 
 
+def effective_window(results: NiahResults, scoring: str) -> int | None:
+    """The window that caps an effective length: the model's, for whole-haystack scoring.
+
+    Chunked scoring embeds chunks that fit the window, so nothing caps it there.
+    """
+    return results.model.max_tokens if scoring == "whole" else None
+
+
+def effective_length_of(results: NiahResults, arm: str, scoring: str = "whole") -> str:
+    """:func:`effective_length_text` of one arm and scoring, capped by the model's window.
+
+    The one wording of an effective length: the terminal's title, summary.md and
+    report.html all show this phrase.
+    """
+    window = effective_window(results, scoring)
+    return effective_length_text(results.effective_length(arm, scoring), window)
+
+
 def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") -> str:
     """One line naming the model, arm, scoring, the model's window and the effective length.
 
@@ -165,8 +183,7 @@ def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") ->
     from pytest_niah.report.measured_window import measured_suffix
 
     name = "" if results.model.name == label else f" ({results.model.name})"
-    window = results.model.max_tokens if scoring == "whole" else None
-    effective = effective_length_text(results.effective_length(arm, scoring), window)
+    effective = effective_length_of(results, arm, scoring)
     eff = f", effective length {effective}" if effective else ""
     reads = window_text(results) + measured_suffix(results.model)
     pooled = f", {draws_text(results)}" if results.config.seeds else ""
@@ -175,25 +192,30 @@ def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") ->
 
 def notes(results: NiahResults, arm: str, scoring: str) -> list[str]:
     """Lines below a table: unread cases, cases left out of normalized similarity, repeats."""
+    return [f"  note: {text}" for text in note_texts(results, arm, scoring)]
+
+
+def note_texts(results: NiahResults, arm: str, scoring: str) -> list[str]:
+    """What :func:`notes` says, one text each (summary.md and report.html show them too)."""
     rows = results.rows("length", arm, scoring)
     lines = []
     past = past_window(results, scoring)
     if past:
         lines.append(
-            f"  note: {PAST_WINDOW} past the window: at {', '.join(map(str, past))} tokens the "
+            f"{PAST_WINDOW} past the window: at {', '.join(map(str, past))} tokens the "
             f"model reads only the first {results.model.max_tokens} tokens of each haystack"
         )
     unread = sum(r.unread for r in rows)
     if unread:
         total = sum(r.n_cases - r.duplicates - r.invalid for r in rows)
         lines.append(
-            f"  note: {unread} of {total} cases are unread (the needle lies past what the model "
+            f"{unread} of {total} cases are unread (the needle lies past what the model "
             "reads): each counts one half in ratio and AUC"
         )
     excluded = sum(r.norm_excluded for r in rows)
     if excluded:
         lines.append(
-            f"  note: normalized similarity leaves out {excluded} cases whose needle alone scores "
+            f"normalized similarity leaves out {excluded} cases whose needle alone scores "
             f"below {NORMALIZED_FLOOR:g} against its question"
         )
     hidden: dict[str, list[int]] = {}
@@ -205,14 +227,12 @@ def notes(results: NiahResults, arm: str, scoring: str) -> list[str]:
                 hidden.setdefault(why, []).append(r.length)
     for why, lengths in hidden.items():
         lines.append(
-            f"  note: norm.sim {NOT_MEANINGFUL} (not meaningful) at {', '.join(map(str, lengths))} "
+            f"norm.sim {NOT_MEANINGFUL} (not meaningful) at {', '.join(map(str, lengths))} "
             f"tokens: {why} (a model at chance reads about 2.0 there)"
         )
     duplicates = sum(r.duplicates for r in rows)
     if duplicates:
-        lines.append(
-            f"  note: {duplicates} cases repeat another position's haystack and are not counted"
-        )
+        lines.append(f"{duplicates} cases repeat another position's haystack and are not counted")
     return lines
 
 
