@@ -12,7 +12,7 @@ from pytest_niah.measure.records import MetricRow
 from pytest_niah.measure.verdicts import worst_outcome
 from pytest_niah.plugin.session import NiahSession
 from pytest_niah.report.measured_window import window_note
-from pytest_niah.report.speed_text import speed_line
+from pytest_niah.report.speed_text import NOT_RECORDED, speed_line, speed_test_line
 from pytest_niah.report.terminal_tables import comparison_table, length_table, notes, title
 from pytest_niah.results.niah_results import NiahResults
 
@@ -50,9 +50,16 @@ def summary_lines(session: NiahSession, label: str, results: NiahResults) -> lis
     if measured is not None:
         lines.append(f"note: {measured}")
     report = session.run_report(label)
-    speed = speed_line(results, reused=report is not None and report.reused)
+    reused = report is not None and report.reused
+    speed = speed_line(results, reused=reused)
+    if speed is None and session.speed and reused:
+        speed = NOT_RECORDED  # --niah-speed on results reused from a run without it
     if speed is not None:  # before what the run did, which comes last
         lines.append(speed)
+    tests = {n: info for (name, n), info in session.speed_tests.items() if name == label}
+    measured_speed = speed_test_line(tests)
+    if measured_speed is not None:
+        lines.append(measured_speed)
     if report is not None:
         lines.extend(_run_lines(report))
     comparison = session.comparison(label)
