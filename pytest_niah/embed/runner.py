@@ -161,9 +161,7 @@ class Encoder:
         return self.table
 
     def _size(self, tokens: int) -> int:
-        if self.budget <= 0:
-            return self.batch_size
-        return max(1, min(MAX_BATCH, self.budget // max(tokens, 1)))
+        return batch_texts(self.budget, self.batch_size, tokens)
 
     def _flush(self, batch: list[ModelInput]) -> None:
         fresh = list(
@@ -333,6 +331,13 @@ def _check_rows(name: str, rows: Any, expected: int) -> None:
             "per text expected)",
             "check --niah-encode-kwargs and the model's own code, which must keep every text",
         )
+
+
+def batch_texts(budget: int, batch_size: int, tokens: int) -> int:
+    """Texts of ``tokens`` tokens per batch: under the token budget (0: ``batch_size``)."""
+    if budget <= 0:
+        return batch_size
+    return max(1, min(MAX_BATCH, budget // max(tokens, 1)))
 
 
 def _batches(items: list[ModelInput], size: Callable[[int], int]) -> Iterator[list[ModelInput]]:

@@ -2,22 +2,35 @@
 
 :func:`speed_record` turns what the encoder timed into the results' speed record;
 :func:`speed_sample` gives the haystacks ``--niah-speed`` times for one length (the same
-ones on every run of a config: haystacks are drawn from its seed).
+ones on every run of a config: haystacks are drawn from its seed), one batch of the run's
+shape, so that a round embeds as many tokens as the run's batches do and its tokens/s is
+the run's. :func:`reference_workload` is the fixed work each round is measured against,
+timed beside it: the model's speed in its units is the same on a fast and a slow machine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.protocol import Embedder
+from pytest_niah.embed.runner import batch_texts
 from pytest_niah.experiment.planning import Inputs, block_inputs, probe_window, start_planning
 from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, Plan
 from pytest_niah.results.speed_record import SpeedRecord, length_speed, request_latency
 
-SAMPLE_HAYSTACKS = 8
-"""Haystacks ``--niah-speed`` times per length: enough to fill a batch, few enough for 8K."""
+SPEED_MAX_ROUNDS = 200
+"""The most timed rounds of one length (fast models on short haystacks)."""
+REFERENCE_SIZE = 1 << 17
+REFERENCE_REPEATS = 4
+# Element-wise work on one core: matrix products spread over BLAS threads stall by hundreds
+# of milliseconds on a loaded machine (measured: 0.8 ms or 309 ms), this does not.
+REFERENCE = (
+    f"{REFERENCE_REPEATS} rounds of tanh and sort of {REFERENCE_SIZE:,} float32 values "
+    "(numpy, one core)"
+)
+"""What the reference workload does, as the speed test's extra_info names it."""
 
 
 def speed_record(
@@ -65,13 +78,17 @@ def speed_sample(
     inputs: Inputs,
     cache: CachePolicy,
     length: int,
-    size: int = SAMPLE_HAYSTACKS,
+    size: int | None = None,
+    *,
+    token_budget: int,
 ) -> list[ModelInput]:
-    """Up to ``size`` whole haystacks of ``length``, as the model reads them.
+    """Whole haystacks of ``length``, as the model reads them: one batch of the run's shape.
 
-    Blocks are built one at a time and only until the sample is full, so a long run's
-    other lengths and groups are not built for it; the window probe reads its few texts
-    through the cache.
+    ``size`` haystacks, or (``None``) as many as one of the run's batches holds at this
+    length under its ``token_budget`` (:func:`pytest_niah.experiment.budget`): a round
+    then embeds what a batch of the run does, and their tokens/s agree. Blocks are built
+    one at a time and only until the sample is full, so a long run's other lengths and
+    groups are not built for it; the window probe reads its few texts through the cache.
     """
     narrow = config.replace(lengths=(length,), scoring=("whole",))
     measured = probe_window(narrow, embedder, inputs, cache)
@@ -82,6 +99,43 @@ def speed_sample(
         fresh = block_inputs(planning, block)
         needles.update(planning.plan.needles.values())
         sample.extend(i for i in fresh if i.kind == DOCUMENT and i.key not in needles)
-        if len(sample) >= size:
+        if sample and size is None:
+            size = batch_texts(token_budget, config.batch_size, sample[0].tokens)
+        if size is not None and len(sample) >= size:
             break
     return sample[:size]
+
+
+def speed_rounds(warm_seconds: float, *, min_rounds: int, max_time: float) -> int:
+    """Timed rounds after a warm-up round of ``warm_seconds``: ``max_time`` worth or more.
+
+    At least ``min_rounds``: pytest-benchmark's ``--benchmark-min-rounds`` and
+    ``--benchmark-max-time`` mean here what they mean for its own calibrated runs.
+    """
+    if warm_seconds <= 0:
+        return SPEED_MAX_ROUNDS
+    fits = int(max_time / warm_seconds)
+    return max(min_rounds, min(SPEED_MAX_ROUNDS, fits))
+
+
+def reference_workload() -> Callable[[], float]:
+    """The fixed work a speed round is measured against; calling it returns its seconds.
+
+    The same arithmetic on every machine (seeded inputs): a runner twice as slow takes
+    about twice as long on it as on the model, so the model's speed in reference units
+    (tokens per reference workload) reads the same on both.
+    """
+    import time
+
+    import numpy as np
+
+    values = np.random.default_rng(0).standard_normal(REFERENCE_SIZE).astype(np.float32)
+
+    def run() -> float:
+        started = time.perf_counter()
+        x = values
+        for _ in range(REFERENCE_REPEATS):
+            x = np.sort(np.tanh(x * np.float32(1.01)))
+        return time.perf_counter() - started
+
+    return run

@@ -92,6 +92,8 @@ class NiahSession:
     written: list[Path] = field(default_factory=list)
     output_errors: list[str] = field(default_factory=list)
     stopped: str = ""
+    # (label, length) -> what test_speed measured there (its benchmark's extra_info).
+    speed_tests: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     _baselines: Baselines | None = field(default=None, repr=False)
     _needle_sets: dict[str, NeedleSet] = field(default_factory=dict, repr=False)
     _embedders: dict[str, Embedder] = field(default_factory=dict, repr=False)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_niah.measure.gates import Gate
@@ -11,7 +12,7 @@ from pytest_niah.measure.records import MetricRow
 from pytest_niah.measure.verdicts import worst_outcome
 from pytest_niah.plugin.session import NiahSession
 from pytest_niah.report.measured_window import window_note
-from pytest_niah.report.speed_text import speed_line
+from pytest_niah.report.speed_text import NOT_RECORDED, speed_line, speed_test_line
 from pytest_niah.report.terminal_tables import comparison_table, length_table, notes, title
 from pytest_niah.results.niah_results import NiahResults
 
@@ -49,9 +50,16 @@ def summary_lines(session: NiahSession, label: str, results: NiahResults) -> lis
     if measured is not None:
         lines.append(f"note: {measured}")
     report = session.run_report(label)
-    speed = speed_line(results, reused=report is not None and report.reused)
+    reused = report is not None and report.reused
+    speed = speed_line(results, reused=reused)
+    if speed is None and session.speed and reused:
+        speed = NOT_RECORDED  # --niah-speed on results reused from a run without it
     if speed is not None:  # before what the run did, which comes last
         lines.append(speed)
+    tests = {n: info for (name, n), info in session.speed_tests.items() if name == label}
+    measured_speed = speed_test_line(tests)
+    if measured_speed is not None:
+        lines.append(measured_speed)
     if report is not None:
         lines.extend(_run_lines(report))
     comparison = session.comparison(label)
@@ -87,13 +95,11 @@ def _run_lines(report: RunReport) -> list[str]:
 
 
 def ungated_line(session: NiahSession, finished: dict[str, NiahResults]) -> str | None:
-    """One line when the run gated nothing: it checked nothing; the thresholds it supports.
+    """One line when the run gated nothing: it checked nothing; the gates it supports.
 
     A run without ``--niah-min-auc``, ``--niah-min-ratio`` or ``--niah-compare-fail``
     passes whatever the model does (a model at chance too). The line says so, and gives
-    the ``--niah-min-auc`` its own results support: per length, the lowest lower bound of
-    the AUC's 95% interval over every model, arm and scoring (rounded down), the threshold
-    these results would meet.
+    the gates its own results support (:func:`gate_suggestion`).
 
     Returns:
         The line, or ``None`` when some length is gated (or nothing finished).
@@ -101,21 +107,61 @@ def ungated_line(session: NiahSession, finished: dict[str, NiahResults]) -> str 
     lengths = sorted({n for results in finished.values() for n in results.config.lengths})
     if not finished or any(session.gated(length) for length in lengths):
         return None
-    supported: dict[int, float] = {}
-    for results in finished.values():
-        for row in results.intervals:
-            if row.metric == "auc" and math.isfinite(row.low):
-                supported[row.length] = min(supported.get(row.length, 1.0), row.low)
     head = "pytest-niah: nothing was gated (no threshold, no baseline allowance): this run checked"
-    if not supported:
+    return f"{head} nothing. {gate_suggestion(finished)}"
+
+
+# The gates a run suggests: a threshold of each metric, per length (its option's name).
+SUGGESTED = (("auc", "--niah-min-auc"), ("comparative_ratio", "--niah-min-ratio"))
+# Both metrics are 0.5 for a model that can not tell a needle's haystack from its control.
+CHANCE = 0.5
+
+
+def gate_suggestion(finished: Mapping[str, NiahResults]) -> str:
+    """The gates these results support, or why they support none.
+
+    Per length and metric (AUC and comparative ratio), the lowest lower bound of the 95%
+    interval over every model, arm and scoring, rounded down: the threshold these results
+    would meet. A length where some interval reaches 0.5 gets none: every threshold it would
+    meet passes a model at chance too, so there the sentence says ``at chance: no useful gate``
+    and names what is at chance.
+    """
+    several = len(finished) > 1
+    lows: dict[tuple[str, int], float] = {}
+    at_chance: dict[int, set[str]] = defaultdict(set)
+    for label, results in finished.items():
+        for row in results.intervals:
+            if row.metric not in dict(SUGGESTED) or not math.isfinite(row.low):
+                continue
+            low = math.floor(row.low * 100) / 100
+            lows[row.metric, row.length] = min(lows.get((row.metric, row.length), 1.0), low)
+            if low <= CHANCE:
+                where = row.arm if row.scoring == "whole" else f"{row.arm}/{row.scoring}"
+                at_chance[row.length].add(f"{label}: {where}" if several else where)
+    if not lows:
         return (
-            f"{head} nothing. Fix: gate it with --niah-min-auc=T (and --niah-bootstrap > 0 "
-            "for intervals that suggest T)"
+            "Fix: gate it with --niah-min-auc=T --niah-min-ratio=R (and --niah-bootstrap > 0 "
+            "for intervals that suggest them)"
         )
-    thresholds = ",".join(
-        f"{length}={math.floor(low * 100) / 100:.2f}" for length, low in sorted(supported.items())
-    )
-    return (
-        f"{head} nothing. Its own 95% intervals support --niah-min-auc={thresholds} (per "
-        "length, the lowest AUC lower bound over models, arms and scorings)"
-    )
+    lengths = sorted({n for _, n in lows})
+    useful = [n for n in lengths if n not in at_chance]
+    flags = [
+        f"{flag}={','.join(f'{n}={lows[metric, n]:.2f}' for n in useful if (metric, n) in lows)}"
+        for metric, flag in SUGGESTED
+        if any((metric, n) in lows for n in useful)
+    ]
+    parts = []
+    if flags:
+        parts.append(
+            f"Its own 95% intervals support {' '.join(flags)} (per length, the lowest lower "
+            "bound over models, arms and scorings)."
+        )
+    if at_chance:
+        chance = ", ".join(
+            f"{n} ({', '.join(sorted(at_chance[n]))})" for n in lengths if n in at_chance
+        )
+        parts.append(
+            f"At chance: no useful gate at {chance}: an AUC or comparative ratio interval "
+            "reaches 0.5, so any threshold these results meet there passes a random model too."
+        )
+    return " ".join(parts)

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_niah.config.gate_expressions import Allowance
 from pytest_niah.measure.verdicts import PASSING, UNPAIRED, verdict_message
-from pytest_niah.report.terminal_tables import comparison_cells
+from pytest_niah.report.terminal_tables import comparison_cells, comparison_notes
 from pytest_niah.results.compare import Comparison
 from pytest_niah.results.speed_record import SpeedRecord
 
@@ -58,6 +58,10 @@ class ReportComparison:
     def cells(self) -> tuple[list[str], list[list[str]]]:
         """The table: the terminal comparison table's header and rows."""
         return comparison_cells(self.comparison, self.allowances)
+
+    def notes(self) -> list[str]:
+        """Why rows show ``n/m``: one line each (below the table)."""
+        return comparison_notes(self.comparison)
 
     def paired_text(self) -> str:
         """One sentence: how many cells were paired, and how many had no partner."""

@@ -14,7 +14,8 @@ from pytest_niah.report.measured_window import measured_suffix
 from pytest_niah.report.terminal_tables import (
     COMPARISON_HEADER,
     COMPARISON_TEXT_COLUMNS,
-    effective_length_text,
+    effective_length_of,
+    note_texts,
     window_text,
 )
 from pytest_niah.results.niah_results import NiahResults
@@ -241,13 +242,23 @@ def _metrics_section(results: Sequence[NiahResults], labels: Sequence[str]) -> s
             header, body = length_cells(result, arm, scoring)
             heading = f"{label}: arm {arm}, scoring {scoring}"
             parts.append(f"<h3>{escape(heading)}</h3>{table(header, body)}")
+            parts.extend(
+                f'<p class="note">Note: {escape(text)}.</p>'
+                for text in note_texts(result, arm, scoring)
+            )
     parts.append("</section>")
     return "\n".join(parts)
 
 
 def _effective_section(results: Sequence[NiahResults], labels: Sequence[str]) -> str:
     body = [
-        [label, e.arm, e.scoring, effective_length_text(e), fmt(e.reference_auc)]
+        [
+            label,
+            e.arm,
+            e.scoring,
+            effective_length_of(result, e.arm, e.scoring),
+            fmt(e.reference_auc),
+        ]
         for label, result in zip(labels, results, strict=True)
         for e in result.effective_lengths
     ]
@@ -284,6 +295,7 @@ def _comparison_section(
             parts.append(f"<p>{escape(counts)}</p>")
         numeric = {2, 3, *range(COMPARISON_TEXT_COLUMNS, len(header) - 1)}
         parts.append(table(header, body, numeric=numeric, classes=_verdict_class))
+        parts.extend(f"<p>Note: {escape(text)}.</p>" for text in comparison.notes())
         verdicts = comparison.verdict_texts()
         if verdicts:
             items = "".join(f"<li>{escape(text)}</li>" for text in verdicts)

@@ -23,8 +23,9 @@ from pytest_niah.report.speed_text import speed_markdown
 from pytest_niah.report.terminal_tables import (
     COMPARISON_TEXT_COLUMNS,
     draws_text,
-    effective_length_text,
+    effective_length_of,
     length_columns,
+    note_texts,
     window_text,
 )
 from pytest_niah.results.niah_results import NiahResults
@@ -140,6 +141,8 @@ def comparison_markdown(comparison: ReportComparison, level: int = 2) -> list[st
         lines += ["", "</details>", ""]
     verdicts = comparison.verdict_texts()
     allowed = comparison.allowed_texts()
+    for text in comparison.notes():
+        lines += [f"Note: {md_text(text)}.", ""]
     if verdicts:
         lines += [f"- {md_text(text)}" for text in verdicts] + [""]
     if allowed:
@@ -242,7 +245,9 @@ def _model_section(
         header, body = length_cells(results, arm, scoring)
         lines += [f"### {md_text(label)}: arm {md_text(arm)}, scoring {md_text(scoring)}", ""]
         lines += markdown_table(header, body)
-        effective = effective_length_text(results.effective_length(arm, scoring))
+        for text in note_texts(results, arm, scoring):  # a paragraph each
+            lines += ["", f"Note: {md_text(text)}."]
+        effective = effective_length_of(results, arm, scoring)
         if effective:
             lines += ["", f"Effective length: {effective}."]
         lines.append("")

@@ -281,10 +281,16 @@ def interval_band(ax: Axes, series: Series, metric: str) -> None:
 
 def effective_length_line(ax: Axes, series: Series) -> None:
     """A dotted vertical line at the effective length of ``series``, if it has one."""
+    from pytest_niah.report.terminal_tables import effective_window
+
     effective = series.results.effective_length(series.arm, series.scoring)
     if effective is not None and effective.length is not None:
-        name = f"{series.name}: effective length {effective.length}"
-        ax.axvline(effective.length, color=series.color, linestyle=":", linewidth=1.5, label=name)
+        # Capped by the window, as the tables' phrase is: the model reads no further.
+        window = effective_window(series.results, series.scoring)
+        at = effective.length if window is None else min(effective.length, window)
+        capped = "at most " if at < effective.length else ""
+        name = f"{series.name}: effective length {capped}{at}"
+        ax.axvline(at, color=series.color, linestyle=":", linewidth=1.5, label=name)
 
 
 def retrieval_line(ax: Axes, series: Series, field: str) -> None:

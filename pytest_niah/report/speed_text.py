@@ -5,6 +5,9 @@ Speed is shown beside the metrics, never as a verdict: nothing here reaches a ga
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.speed_record import LengthSpeed, SpeedRecord
 
@@ -51,6 +54,40 @@ def speed_line(results: NiahResults, *, reused: bool = False) -> str | None:
     if reused:
         line += " (measured by the run that computed these results)"
     return line
+
+
+NOT_RECORDED = (
+    "speed (tokens/s of model time, per length): not measured by this run: its results were "
+    "reused from an earlier run that did not record speed, so nothing was embedded (the "
+    "test_speed benchmarks timed the model; --niah-no-cache measures the run's own)"
+)
+"""The terminal's line where ``--niah-speed`` was given but the results carry no speed."""
+
+
+def speed_test_line(tests: Mapping[int, Mapping[str, Any]]) -> str | None:
+    """What test_speed measured per length, beside the run's own tokens/s; ``None``: nothing.
+
+    ``tests`` maps a length to its benchmark's ``extra_info``: tokens/s (the median round),
+    the rounds' spread (half the interquartile range, relative), the run's own tokens/s and
+    tokens per reference workload (the model's speed in units of this machine's).
+    """
+    if not tests:
+        return None
+    cells = []
+    for length, info in sorted(tests.items()):
+        rate, run = info.get("tokens_per_second"), info.get("run_tokens_per_second")
+        text = f"{length}: {rate:,.0f}" if rate else f"{length}: -"
+        spread = info.get("spread")
+        text += f" ±{spread:.0%}" if spread is not None else ""
+        text += f" (run {run:,.0f})" if run else ""
+        relative = info.get("relative_speed")
+        text += f", {relative:,.0f} per reference" if relative else ""
+        cells.append(text)
+    rounds = min(int(info.get("rounds", 0)) for info in tests.values())
+    return (
+        f"speed test (tokens/s of model time, median of >= {rounds} rounds after a warm-up; "
+        f"tokens per reference workload): {'; '.join(cells)}"
+    )
 
 
 def speed_markdown(results: NiahResults, baseline: NiahResults | None = None) -> list[str]:

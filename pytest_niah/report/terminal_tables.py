@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterable, Sequence
 
 from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.display import fmt, signed
+from pytest_niah.measure.meaningful import AT_CHANCE as AT_CHANCE  # tests, reports
+from pytest_niah.measure.meaningful import MOSTLY_LEFT_OUT as MOSTLY_LEFT_OUT
+from pytest_niah.measure.meaningful import NOT_MEANINGFUL, normalized_not_meaningful
 from pytest_niah.measure.metrics import NORMALIZED_FLOOR
 from pytest_niah.measure.records import EffectiveLength, IntervalRow, MetricRow, RetrievalRow
 from pytest_niah.measure.verdicts import metric_digits as metric_digits  # report.history_view
@@ -55,34 +58,6 @@ def length_columns(results: NiahResults, arm: str, scoring: str) -> list[tuple[s
 
 
 PAST_WINDOW = "*"
-# Normalized similarity divides each case's score by its needle's own score against the
-# question. It says how much of the needle a haystack keeps only when the needle can be told
-# apart at all: at chance, haystacks match the question as well without a needle, and a
-# model at chance reads about 2.0, the largest number of the table. Such a cell shows
-# NOT_MEANINGFUL instead, as does one where most cases were left out (needle alone below
-# the floor: the few left divide by little more than the floor).
-NOT_MEANINGFUL = "n/m"
-MOSTLY_LEFT_OUT = (
-    "most cases' needle alone barely matches its question, and the few left divide by next "
-    "to nothing"
-)
-AT_CHANCE = "the AUC interval holds 0.5 (chance): haystacks match as well without the needle"
-
-
-def normalized_not_meaningful(row: MetricRow, auc: IntervalRow | None = None) -> str | None:
-    """Why a row's normalized similarity means nothing, or ``None`` when it means something.
-
-    Args:
-        row: The per-length metric row.
-        auc: The row's AUC interval; a row whose interval holds 0.5 is at chance. Without
-            an interval (or with an undefined one) only the left-out rule applies.
-    """
-    counted = row.n_cases - row.duplicates - row.invalid
-    if 2 * row.norm_excluded > counted:
-        return MOSTLY_LEFT_OUT
-    if auc is not None and auc.low <= 0.5 <= auc.high:
-        return AT_CHANCE
-    return None
 
 
 def normalized_cell(row: MetricRow, auc: IntervalRow | None = None) -> str:
@@ -181,6 +156,24 @@ def effective_length_text(effective: EffectiveLength | None, window: int | None 
     return f"{effective.length} tokens"
 
 
+def effective_window(results: NiahResults, scoring: str) -> int | None:
+    """The window that caps an effective length: the model's, for whole-haystack scoring.
+
+    Chunked scoring embeds chunks that fit the window, so nothing caps it there.
+    """
+    return results.model.max_tokens if scoring == "whole" else None
+
+
+def effective_length_of(results: NiahResults, arm: str, scoring: str = "whole") -> str:
+    """:func:`effective_length_text` of one arm and scoring, capped by the model's window.
+
+    The one wording of an effective length: the terminal's title, summary.md and
+    report.html all show this phrase.
+    """
+    window = effective_window(results, scoring)
+    return effective_length_text(results.effective_length(arm, scoring), window)
+
+
 def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") -> str:
     """One line naming the model, arm, scoring, the model's window and the effective length.
 
@@ -190,8 +183,7 @@ def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") ->
     from pytest_niah.report.measured_window import measured_suffix
 
     name = "" if results.model.name == label else f" ({results.model.name})"
-    window = results.model.max_tokens if scoring == "whole" else None
-    effective = effective_length_text(results.effective_length(arm, scoring), window)
+    effective = effective_length_of(results, arm, scoring)
     eff = f", effective length {effective}" if effective else ""
     reads = window_text(results) + measured_suffix(results.model)
     pooled = f", {draws_text(results)}" if results.config.seeds else ""
@@ -200,25 +192,30 @@ def title(label: str, results: NiahResults, arm: str, scoring: str = "whole") ->
 
 def notes(results: NiahResults, arm: str, scoring: str) -> list[str]:
     """Lines below a table: unread cases, cases left out of normalized similarity, repeats."""
+    return [f"  note: {text}" for text in note_texts(results, arm, scoring)]
+
+
+def note_texts(results: NiahResults, arm: str, scoring: str) -> list[str]:
+    """What :func:`notes` says, one text each (summary.md and report.html show them too)."""
     rows = results.rows("length", arm, scoring)
     lines = []
     past = past_window(results, scoring)
     if past:
         lines.append(
-            f"  note: {PAST_WINDOW} past the window: at {', '.join(map(str, past))} tokens the "
+            f"{PAST_WINDOW} past the window: at {', '.join(map(str, past))} tokens the "
             f"model reads only the first {results.model.max_tokens} tokens of each haystack"
         )
     unread = sum(r.unread for r in rows)
     if unread:
         total = sum(r.n_cases - r.duplicates - r.invalid for r in rows)
         lines.append(
-            f"  note: {unread} of {total} cases are unread (the needle lies past what the model "
+            f"{unread} of {total} cases are unread (the needle lies past what the model "
             "reads): each counts one half in ratio and AUC"
         )
     excluded = sum(r.norm_excluded for r in rows)
     if excluded:
         lines.append(
-            f"  note: normalized similarity leaves out {excluded} cases whose needle alone scores "
+            f"normalized similarity leaves out {excluded} cases whose needle alone scores "
             f"below {NORMALIZED_FLOOR:g} against its question"
         )
     hidden: dict[str, list[int]] = {}
@@ -230,14 +227,12 @@ def notes(results: NiahResults, arm: str, scoring: str) -> list[str]:
                 hidden.setdefault(why, []).append(r.length)
     for why, lengths in hidden.items():
         lines.append(
-            f"  note: norm.sim {NOT_MEANINGFUL} (not meaningful) at {', '.join(map(str, lengths))} "
+            f"norm.sim {NOT_MEANINGFUL} (not meaningful) at {', '.join(map(str, lengths))} "
             f"tokens: {why} (a model at chance reads about 2.0 there)"
         )
     duplicates = sum(r.duplicates for r in rows)
     if duplicates:
-        lines.append(
-            f"  note: {duplicates} cases repeat another position's haystack and are not counted"
-        )
+        lines.append(f"{duplicates} cases repeat another position's haystack and are not counted")
     return lines
 
 
@@ -272,6 +267,8 @@ def comparison_cells(
     for d in comparison.deltas:
         digits = metric_digits(d.metric)
         allowance = gated.get(d.metric)
+        # A value the run's own table shows n/m shows so here; so does its change.
+        nm = bool(d.not_meaningful)
         body.append(
             [
                 d.arm,
@@ -279,17 +276,30 @@ def comparison_cells(
                 str(d.length),
                 str(d.cells),
                 METRIC_LABELS.get(d.metric, d.metric),
-                fmt(d.baseline, digits),
-                fmt(d.current, digits),
-                signed(d.delta, digits),
-                interval_cell(d.delta, d.low, d.high, d.groups, digits - 1, sign="+"),
+                NOT_MEANINGFUL if d.baseline_not_meaningful else fmt(d.baseline, digits),
+                NOT_MEANINGFUL if d.current_not_meaningful else fmt(d.current, digits),
+                NOT_MEANINGFUL if nm else signed(d.delta, digits),
+                NOT_MEANINGFUL
+                if nm
+                else interval_cell(d.delta, d.low, d.high, d.groups, digits - 1, sign="+"),
                 d.verdict(allowance).state if allowance is not None else "",
             ]
         )
     return list(COMPARISON_HEADER), body
 
 
+def comparison_notes(comparison: Comparison) -> list[str]:
+    """One line per comparison row shown ``n/m``: which run's value means nothing, and why."""
+    return [
+        f"{METRIC_LABELS.get(d.metric, d.metric)} {NOT_MEANINGFUL} (not meaningful) at "
+        f"{d.arm}/{d.scoring} L{d.length}: {d.not_meaningful} (no change is shown)"
+        for d in comparison.deltas
+        if d.not_meaningful
+    ]
+
+
 def comparison_table(comparison: Comparison, allowances: Sequence[object] = ()) -> list[str]:
     """Aligned lines: one row per delta (paired cells, interval, verdict where gated)."""
     header, body = comparison_cells(comparison, allowances)
-    return aligned(header, body, left=COMPARISON_TEXT_COLUMNS)
+    table = aligned(header, body, left=COMPARISON_TEXT_COLUMNS)
+    return table + [f"note: {line}" for line in comparison_notes(comparison)]

@@ -22,19 +22,20 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
 from pytest_niah.config.gate_expressions import Allowance
-from pytest_niah.config.vocabulary import WHOLE_HAYSTACK
+from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.errors import CompareError
 from pytest_niah.measure.gates import unpaired_verdict
+from pytest_niah.measure.meaningful import normalized_not_meaningful
 from pytest_niah.measure.metric_tables import NegativeKey, negatives_by_key, question_scores
 from pytest_niah.measure.metrics import METRICS, QuestionScores, point_metrics
 from pytest_niah.measure.records import CaseResult, NegativeScores
 from pytest_niah.measure.stats import Interval, paired_bootstrap_delta
-from pytest_niah.measure.verdicts import Verdict, compare_verdict
+from pytest_niah.measure.verdicts import UNPAIRED, Verdict, compare_verdict
 from pytest_niah.results.compatibility import (
     Difference,
     check_comparable,
@@ -44,7 +45,8 @@ from pytest_niah.results.compatibility import (
     pairs_by_draw,
 )
 from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.results_schema import ModelInfo
+from pytest_niah.results.windows_compared import coverage_gap
+from pytest_niah.results.windows_compared import window_change as window_change  # tests
 
 _Slice = tuple[str, str, int]  # (arm, scoring, length)
 _CellKey = tuple[str, str, str, str, int, int, Fraction, int | None]
@@ -66,6 +68,9 @@ class Delta:
         unresolved: Why the grid cannot show a change at this length (coverage), or "".
         run_cells: This run's cases at this arm, scoring and length (paired or not);
             ``None``: as many as were paired.
+        current_not_meaningful: Why this run's value means nothing (its own table shows
+            ``n/m``), or "" (:func:`~pytest_niah.measure.meaningful.normalized_not_meaningful`).
+        baseline_not_meaningful: The same for the baseline's value.
     """
 
     arm: str
@@ -82,14 +87,34 @@ class Delta:
     cells: int
     unresolved: str = ""
     run_cells: int | None = None
+    current_not_meaningful: str = ""
+    baseline_not_meaningful: str = ""
+
+    @property
+    def not_meaningful(self) -> str:
+        """Why the change means nothing (either side's value does not), or ""."""
+        sides = [
+            f"{side}: {why}"
+            for side, why in (
+                ("this run", self.current_not_meaningful),
+                ("the baseline", self.baseline_not_meaningful),
+            )
+            if why
+        ]
+        return "; ".join(sides)
 
     def interval(self) -> Interval:
         """The change as an :class:`Interval`."""
         return Interval(self.metric, self.delta, self.low, self.high, self.se, self.groups)
 
     def verdict(self, allowance: Allowance) -> Verdict:
-        """The verdict on this change under ``allowance`` (:func:`compare_verdict`)."""
-        return compare_verdict(
+        """The verdict on this change under ``allowance`` (:func:`compare_verdict`).
+
+        A change of a value that means nothing (``n/m``) is inconclusive whatever its
+        interval says: a model falling to chance can look like a gain of normalized
+        similarity, and one rising from chance like a loss.
+        """
+        verdict = compare_verdict(
             self.interval(),
             allowance.allowed(self.baseline),
             baseline_undefined=math.isnan(self.baseline),
@@ -97,6 +122,16 @@ class Delta:
             paired_cells=self.cells,
             run_cells=self.cells if self.run_cells is None else self.run_cells,
         )
+        if self.not_meaningful and verdict.state != UNPAIRED:
+            label = METRIC_LABELS.get(self.metric, self.metric)
+            verdict = replace(
+                verdict,
+                state="inconclusive",
+                past_limit=False,
+                reason=f"{label} is not meaningful here ({self.not_meaningful})",
+                resolve="gate AUC or comparative ratio instead",
+            )
+        return verdict
 
 
 @dataclass(frozen=True)
@@ -229,9 +264,12 @@ def compare_results(
         )
         cur_q = question_scores(cur_cases, cur_negs, negative_ids=keep[0])
         base_q = question_scores(base_cases, base_negs, negative_ids=keep[1])
-        unresolved = _coverage(current, baseline, where, cur_cases, base_cases)
+        unresolved = coverage_gap(current, baseline, where, cur_cases, base_cases)
         cells = (len(keys), run_cells[where])
-        deltas.extend(_deltas(where, cells, cur_q, base_q, n_resamples, seed, unresolved))
+        found = _deltas(where, cells, cur_q, base_q, n_resamples, seed, unresolved)
+        deltas.extend(
+            _marked(found, _not_meaningful(current, where), _not_meaningful(baseline, where))
+        )
     total = sum(paired.values())
     return Comparison(
         deltas=tuple(deltas),
@@ -241,31 +279,6 @@ def compare_results(
         allowed=tuple(allowed),
         run_cells=dict(run_cells),
         windows=window_change(current.model, baseline.model),
-    )
-
-
-def window_change(current: ModelInfo, baseline: ModelInfo) -> str:
-    """A phrase where both runs measured their model's window and found different ones.
-
-    Empty where they agree, or where either was not measured (results from before the
-    probe): a server that cut inputs in one run and not the other explains a change in
-    every metric past the shorter window.
-    """
-    if current.window_probe is None or baseline.window_probe is None:
-        return ""
-    a, b = current.measured_window, baseline.measured_window
-    if a == b or current.window_probe.probed == 0 or baseline.window_probe.probed == 0:
-        return ""
-
-    def reads(model: ModelInfo) -> str:
-        probe = model.window_probe
-        if model.measured_window is not None:
-            return f"{model.measured_window:,} tokens"
-        return f"every token of {probe.probed:,}" if probe is not None else "?"
-
-    return (
-        f"the two runs measured different windows: this run's model reads {reads(current)}, "
-        f"the baseline's {reads(baseline)}"
     )
 
 
@@ -315,30 +328,26 @@ def _shared_negatives(
     return keep
 
 
-def _coverage(
-    current: NiahResults,
-    baseline: NiahResults,
-    where: _Slice,
-    cur_cases: Sequence[CaseResult],
-    base_cases: Sequence[CaseResult],
-) -> str:
-    """Why this length cannot show a difference in what the two models read, or ""."""
-    _, scoring, length = where
-    a, b = current.model.max_tokens, baseline.model.max_tokens
-    if a == b or scoring not in WHOLE_HAYSTACK:
+def _not_meaningful(results: NiahResults, where: _Slice) -> str:
+    """Why a run's own table shows its normalized similarity at ``where`` as ``n/m``, or ""."""
+    arm, scoring, length = where
+    try:
+        row = results.row(arm, length, scoring)
+    except KeyError:
         return ""
-    low = min(w for w in (a, b) if w is not None)
-    high = length if a is None or b is None else min(max(a, b), length)
-    needle = min((c.needle_tokens for c in cur_cases), default=0)
-    if low >= min(high, length - needle + 1):
-        return ""  # no needle can sit between the two windows at this length
-    probed = any(low <= c.needle_offset < high for c in (*cur_cases, *base_cases))
-    if probed:
+    if not math.isfinite(row.normalized):
         return ""
-    return (
-        f"the two models read {a or 'all'} and {b or 'all'} tokens, and no needle of this grid "
-        f"sits between token {low} and {high} at this length"
-    )
+    return normalized_not_meaningful(row, results.interval(arm, length, "auc", scoring)) or ""
+
+
+def _marked(deltas: list[Delta], current: str, baseline: str) -> list[Delta]:
+    """The deltas, normalized similarity's carrying each run's ``n/m`` reason."""
+    return [
+        replace(d, current_not_meaningful=current, baseline_not_meaningful=baseline)
+        if d.metric == "normalized"
+        else d
+        for d in deltas
+    ]
 
 
 def _deltas(

@@ -1,28 +1,40 @@
 """Speed tests (with ``--niah-speed``): one per length, timed by pytest-benchmark.
 
 Each times the model on a fixed sample of haystacks of its length (the same on every run of
-a config), straight through the model: the embedding cache is bypassed, so every round is
-model time. ``--benchmark-json``, ``--benchmark-save`` and ``--benchmark-compare-fail``
-then work as for any benchmark; tokens/s is in each benchmark's ``extra_info``. A speed
+a config): one batch of the run's shape, straight through the model. The embedding cache is
+bypassed and every round gets fresh copies of the inputs, so every round is model work
+that grows with the tokens. pytest-benchmark's pedantic mode runs a warm-up round, then
+``--benchmark-max-time`` worth of rounds (at least ``--benchmark-min-rounds``).
+
+Before each round, outside its timing, a fixed reference workload is timed too: the
+model's tokens per reference workload (``relative_speed`` in ``extra_info``) is its speed
+in units of this machine's, comparable between a fast and a slow runner. ``--benchmark-json``,
+``--benchmark-save`` and ``--benchmark-compare-fail`` work as for any benchmark. A speed
 test never fails on speed itself: that is ``--benchmark-compare-fail``'s job.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 from typing import Any
 
 import pytest
 
-from pytest_niah.experiment.speed import speed_sample
+from pytest_niah.experiment import budget
+from pytest_niah.experiment.speed import REFERENCE, reference_workload, speed_rounds, speed_sample
+from pytest_niah.haystacks.plan import ModelInput
 from pytest_niah.plugin.session import NiahSession
 
 pytestmark = pytest.mark.niah
 
 
 def test_speed(
-    niah_speed_length: tuple[str, int], niah_session: NiahSession, benchmark: Any
+    niah_speed_length: tuple[str, int],
+    niah_session: NiahSession,
+    benchmark: Any,
+    request: pytest.FixtureRequest,
 ) -> None:
     """Embed this length's sample of haystacks; tokens/s goes to ``benchmark.extra_info``."""
     label, length = niah_speed_length
@@ -30,26 +42,65 @@ def test_speed(
         pytest.skip("the gate job of a sharded run loads no model: time a shard job instead")
     embedder = niah_session.embedder(label)
     config = niah_session.configs[label]
-    sample = speed_sample(config, embedder, niah_session.inputs(label), niah_session.cache, length)
+    inputs, cache = niah_session.inputs(label), niah_session.cache
+    tokens_per_batch = budget(config, embedder)  # the run's batches, as its Encoder forms them
+    sample = speed_sample(config, embedder, inputs, cache, length, token_budget=tokens_per_batch)
     if not sample:
         pytest.fail(f"no haystack of {length} tokens to time for {label}", pytrace=False)
     tokens = sum(item.tokens for item in sample)
-    rounds: list[float] = []
+    reference = reference_workload()
+    model_rounds: list[float] = []
+    reference_rounds: list[float] = []
 
-    def embed() -> None:
+    def fresh() -> tuple[tuple[list[ModelInput]], dict[str, Any]]:
+        # Untimed: the reference workload under the same load as the round it precedes,
+        # and new arrays, so nothing of the model's can answer from an earlier round.
+        reference_rounds.append(reference())
+        return ([dataclasses.replace(i, ids=i.ids.copy()) for i in sample],), {}
+
+    def embed(items: list[ModelInput]) -> None:
         started = time.perf_counter()
-        embedder.encode(sample)
-        rounds.append(time.perf_counter() - started)
+        embedder.encode(items)
+        model_rounds.append(time.perf_counter() - started)
 
-    # Timed here too: with --benchmark-disable the fixture runs once and keeps no stats.
-    benchmark(embed)
-    seconds = statistics.median(rounds)
-    benchmark.extra_info.update(
-        {
-            "model": config.model,
-            "length": length,
-            "haystacks": len(sample),
-            "tokens": tokens,
-            "tokens_per_second": tokens / seconds if seconds > 0 else None,
-        }
+    embed(*fresh()[0])  # the warm-up round, which also sizes the run
+    option = request.config.getoption
+    rounds = speed_rounds(
+        model_rounds[-1],
+        min_rounds=int(option("benchmark_min_rounds", 5)),
+        max_time=float(option("benchmark_max_time", 1.0)),
     )
+    model_rounds.clear()
+    reference_rounds.clear()
+    # Timed here too: with --benchmark-disable the fixture runs once and keeps no stats.
+    benchmark.pedantic(embed, setup=fresh, rounds=rounds, iterations=1)
+    seconds = statistics.median(model_rounds)
+    rate = tokens / seconds if seconds > 0 else None
+    reference_seconds = statistics.median(reference_rounds)
+    found = niah_session.stored_results(label)
+    entry = found.speed.at(length) if found is not None and found.speed is not None else None
+    info = {
+        "model": config.model,
+        "length": length,
+        "haystacks": len(sample),
+        "tokens": tokens,
+        "rounds": len(model_rounds),
+        "tokens_per_second": rate,
+        "best_tokens_per_second": tokens / min(model_rounds) if min(model_rounds) > 0 else None,
+        "spread": _spread(model_rounds),
+        "reference": REFERENCE,
+        "reference_seconds": reference_seconds,
+        "relative_speed": rate * reference_seconds if rate is not None else None,
+        "run_tokens_per_second": entry.tokens_per_second if entry is not None else None,
+    }
+    benchmark.extra_info.update(info)
+    niah_session.speed_tests[label, length] = info
+
+
+def _spread(rounds: list[float]) -> float | None:
+    """Half the interquartile range of the rounds, relative to their median."""
+    if len(rounds) < 4:
+        return None
+    q1, _, q3 = statistics.quantiles(rounds, n=4)
+    median = statistics.median(rounds)
+    return (q3 - q1) / 2 / median if median > 0 else None

@@ -551,7 +551,8 @@ def test_to_dict_is_strict_json(base):
     assert len(data["deltas"]) == len(comparison.deltas)
     assert set(data["deltas"][0]) == {
         "arm", "scoring", "length", "metric", "baseline", "current", "delta", "low", "high",
-        "se", "groups", "cells", "unresolved", "run_cells",
+        "se", "groups", "cells", "unresolved", "run_cells", "current_not_meaningful",
+        "baseline_not_meaningful",
     }  # fmt: skip
 
 

@@ -1,0 +1,101 @@
+"""Issue 32.6: test_speed times real model work a user can read.
+
+Each round embeds one batch of the run's shape (as many haystacks as the token budget holds
+at the length, so a round's tokens grow with the budget, not a fixed 8), in
+pytest-benchmark's pedantic mode after a warm-up, with a reference workload timed before
+every round; the run's own tokens/s stands beside it. ``--niah-speed`` on results reused
+from a run without it says that the run measured no speed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from pytest_niah.experiment.speed import SPEED_MAX_ROUNDS, reference_workload, speed_rounds
+from pytest_niah.report.speed_text import NOT_RECORDED
+
+pytest.importorskip("pytest_benchmark")
+pytest.importorskip("static_model")
+
+STATIC = "packaged-static"
+GRID = ("--niah-arms=literal", "--niah-lengths=128,256", "--niah-positions=2")
+BUDGET = 1024
+
+
+def run(niah, *args: str, benchmark: bool = True) -> pytest.RunResult:
+    full = niah.args(*GRID, *args, model=STATIC)
+    if benchmark:
+        at = full.index("no:benchmark")
+        del full[at - 1 : at + 1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PYTEST_XDIST_WORKER", raising=False)  # see test_option_speed.py
+        return niah.pytester.runpytest(*full)
+
+
+def test_rounds_follow_the_benchmark_options():
+    assert speed_rounds(0.1, min_rounds=5, max_time=1.0) == 10
+    assert speed_rounds(2.0, min_rounds=5, max_time=1.0) == 5  # slow rounds: the minimum
+    assert speed_rounds(1e-6, min_rounds=5, max_time=1.0) == SPEED_MAX_ROUNDS
+
+
+def test_the_reference_workload_is_real_work():
+    reference = reference_workload()
+    seconds = [reference() for _ in range(3)]
+    assert all(s > 0 for s in seconds)
+
+
+def test_each_round_embeds_a_run_batch_and_stands_beside_the_run(niah):
+    result = run(
+        niah,
+        "--niah-speed",
+        "--niah-no-cache",
+        f"--niah-token-budget={BUDGET}",
+        "--benchmark-json=bench.json",
+        "--niah-json=out.json",
+        "--benchmark-min-rounds=4",
+        "--benchmark-max-time=0.05",
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    data = json.loads((niah.pytester.path / "bench.json").read_text(encoding="utf-8"))
+    found = {entry["name"]: entry for entry in data["benchmarks"]}
+    speed = niah.load("out.json").speed
+    assert speed is not None
+    for length in (128, 256):
+        entry = found[f"test_speed[{length}]"]
+        extra, stats = entry["extra_info"], entry["stats"]
+        # one batch of the run's shape: the budget's worth of haystacks, not a fixed 8
+        assert extra["haystacks"] == BUDGET // length, extra
+        assert extra["tokens"] == BUDGET
+        # pedantic rounds, as many as extra_info says, at least --benchmark-min-rounds
+        assert stats["rounds"] == extra["rounds"] >= 4
+        assert stats["iterations"] == 1
+        # the reference workload, timed in the same test
+        assert extra["reference_seconds"] > 0
+        assert extra["relative_speed"] == pytest.approx(
+            extra["tokens_per_second"] * extra["reference_seconds"]
+        )
+        # beside the run's own tokens/s, of the same order. Loose: on a loaded machine the
+        # static model's batch is ~1 ms of work or a scheduler stall of ~20 ms, and the run
+        # times each batch once (the spread measured for the docs is the stated noise).
+        run_rate = speed.at(length).tokens_per_second  # type: ignore[union-attr]
+        assert extra["run_tokens_per_second"] == run_rate
+        assert run_rate / 10 <= extra["tokens_per_second"] <= 10 * run_rate, extra
+        assert extra["best_tokens_per_second"] >= extra["tokens_per_second"]
+    [line] = [line for line in result.outlines if line.startswith("speed test (")]
+    assert "median of >= 4 rounds after a warm-up" in line
+    for length in (128, 256):
+        cell = rf"{length}: [\d,]+ ±\d+% \(run [\d,]+\), [\d,]+ per reference"
+        assert re.search(cell, line), line
+
+
+def test_speed_on_results_reused_from_a_run_without_it_says_so(niah):
+    first = run(niah, benchmark=False)
+    assert first.ret == pytest.ExitCode.OK, first.stdout.str()
+    again = run(niah, "--niah-speed", "--benchmark-min-rounds=2", "--benchmark-max-time=0.01")
+    out = again.stdout.str()
+    assert again.ret == pytest.ExitCode.OK, out
+    assert "results reused from an identical earlier run" in out
+    assert NOT_RECORDED in again.outlines, out
