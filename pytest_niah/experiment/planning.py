@@ -113,24 +113,8 @@ def probe_window(
     (:mod:`~pytest_niah.embed.server_fingerprint`) before any cache is read.
     """
     tokens = config.token_budget if token_budget is None else token_budget
-    if is_served(embedder):
-        noise = measure_noise(embedder)
-        measured = measure_window(
-            embedder,
-            inputs.corpus,
-            max(config.lengths),
-            None,
-            budget=tokens,
-            batch_size=config.batch_size,
-            noise=noise.pair,
-        )
-        space = embedder.served_identity.digest
-        embedder.pin_answers(answers_key(ServerFingerprint.of(measured, noise), space, cache.work))
-        return measured
-    store = None
-    if cache.embeddings is not None and not embedder.fits_on_documents:
-        store = EmbeddingStore(cache.embeddings)
-    try:
+
+    def measure(store: EmbeddingStore | None, noise: float = 0.0) -> WindowMeasurement:
         return measure_window(
             embedder,
             inputs.corpus,
@@ -138,7 +122,20 @@ def probe_window(
             store,
             budget=tokens,
             batch_size=config.batch_size,
+            noise=noise,
         )
+
+    if is_served(embedder):
+        noise = measure_noise(embedder)
+        measured = measure(None, noise.pair)
+        space = embedder.served_identity.digest
+        embedder.pin_answers(answers_key(ServerFingerprint.of(measured, noise), space, cache.work))
+        return measured
+    store = None
+    if cache.embeddings is not None and not embedder.fits_on_documents:
+        store = EmbeddingStore(cache.embeddings)
+    try:
+        return measure(store)
     finally:
         if store is not None:
             store.close()
