@@ -182,7 +182,7 @@ def _short(text: str, keep: int = 40) -> str:
 class NiahConfig:
     """Everything that determines one experiment; the same config gives the same results.
 
-    Each field is described by its option (``pytest --help``, README "Options"); values
+    Each field is described by its option (``pytest --help``, ``docs/reference/options.md``); values
     are validated and normalized on construction (``lengths="512,128"`` becomes
     ``(128, 512)``).
 

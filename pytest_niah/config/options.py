@@ -1,9 +1,10 @@
 """Every ``--niah-*`` option, once: its parser, default, help, ini key and environment variable.
 
 The argparse options and ini keys (:mod:`pytest_niah.plugin.hooks`), the defaults of
-:class:`~pytest_niah.config.niah.NiahConfig` and the README's option table
-(:func:`markdown_table`) are all produced from :data:`OPTIONS`. Precedence for every
-option: command line > environment variable > ini > default.
+:class:`~pytest_niah.config.niah.NiahConfig` and the docs' option table,
+``docs/reference/options.md`` (:func:`markdown_table`), are all produced from
+:data:`OPTIONS`. Precedence for every option: command line > environment variable > ini >
+default.
 
 Only the standard library and the config layer are imported here: the plugin registers
 these options in every pytest run, active or not.
@@ -683,7 +684,10 @@ def resolve(
 
 
 def markdown_table(options: Sequence[Option] = OPTIONS) -> str:
-    """The README's option table: option, ini key, environment variable, default, meaning."""
+    """The option table of ``docs/reference/options.md``.
+
+    Columns: option, ini key, environment variable, default, meaning.
+    """
     lines = [
         "| option | ini | env | default | meaning |",
         "| --- | --- | --- | --- | --- |",

@@ -178,7 +178,7 @@ class RetrievalRow:
 
 @dataclass(frozen=True)
 class EffectiveLength:
-    """The longest length up to which AUC holds (see README: effective context length)."""
+    """The longest length up to which AUC holds (see docs/metrics.md: effective context length)."""
 
     arm: str
     scoring: str
