@@ -196,10 +196,11 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         )  # fmt: skip
         took = time.perf_counter() - started
         # The first run into this cache measured the time; a resumed one only read results.
+        # "total" includes loading the model, which the report's own total leaves out.
         timing = work / "runs" / name / f"seconds-{seed}.json"
         if not timing.exists():
             timing.parent.mkdir(parents=True, exist_ok=True)
-            timing.write_text(json.dumps({"total": took, **report.seconds}), encoding="utf-8")
+            timing.write_text(json.dumps({**report.seconds, "total": took}), encoding="utf-8")
         seconds[f"{name}/{seed}"] = json.loads(timing.read_text(encoding="utf-8"))
         log(f"seed {seed}: {name} in {took:.1f} s")
         return results

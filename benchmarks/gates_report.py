@@ -144,7 +144,8 @@ def markdown(payload: dict[str, Any]) -> list[str]:
 
 def block(payload: dict[str, Any], source: str) -> str:
     """The generated docs block, markers included."""
-    return "\n".join([BEGIN.format(source=source), *markdown(payload), END])
+    title = f"**Gate calibration** (`benchmarks/bench_gates.py`, `{source}`)"
+    return "\n".join([BEGIN.format(source=source), title, "", *markdown(payload), END])
 
 
 def replace_block(page: str, new: str) -> str:
