@@ -45,16 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_checks import check_config, check_groups, check_output
 from gate_variants import SMALL_VARIANTS, THREADS, Variant, packaged_minilm_folder, select
-from gates_report import markdown
+from gates_report import FULL_GRID, markdown
 
-# The default grid's shape over 128..1024; about 80 minutes on 2 quiet cores (see docs).
-DEFAULTS = {
-    "seeds": "42,43,44",
-    "lengths": "128,256,512,1024",
-    "positions": 10,
-    "groups": "",
-    "orders": "default,inverted",
-}
+DEFAULTS = FULL_GRID  # see the docs for its wall time
 SMALL = {
     "seeds": "42",
     "lengths": "128,256",
@@ -168,6 +161,26 @@ def build_models(variants: Sequence[Variant], source: Path, folder: Path) -> dic
     return models
 
 
+def score_changes(results: Any, baseline: Any) -> dict[int, float]:
+    """Per length, the largest change of any case's similarity scores against the baseline.
+
+    0.0 means the variant computed the very same numbers: no test of the gate's noise.
+    """
+    before = {case.id: case for case in baseline.cases}
+    moved: dict[int, float] = {}
+    for case in results.cases:
+        old = before.get(case.id)
+        if old is None:
+            continue
+        for name in ("cos_qh", "cos_qn", "control_score"):
+            now, then = getattr(case, name, None), getattr(old, name, None)
+            if now is None or then is None or now != now or then != then:  # absent or NaN
+                continue
+            change = abs(float(now) - float(then))
+            moved[case.length] = max(moved.get(case.length, 0.0), change)
+    return moved
+
+
 def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Every gate: variant, kind, seed, length and each metric's (state, auto outcome).
 
@@ -217,13 +230,14 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             model = models[variant.name]
             results = run(variant.name, seed, model, variant.threads, **variant.settings)
             by_length: dict[int, dict[str, Any]] = {}
+            moved = score_changes(results, baselines[seed])
             for (_, _, length), verdict in compare(results, baselines[seed]).slice_verdicts(
                 allowances
             ):
                 gate = by_length.setdefault(
                     length,
                     {"variant": variant.name, "kind": variant.kind, "seed": seed,
-                     "length": length, "verdicts": {}},
+                     "length": length, "max_change": moved.get(length, 0.0), "verdicts": {}},
                 )  # fmt: skip
                 gate["verdicts"][verdict.metric] = [verdict.state, verdict.outcome("auto")]
             gates.extend(by_length[n] for n in sorted(by_length))

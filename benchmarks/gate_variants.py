@@ -3,10 +3,10 @@
 Each variant is the unmodified model changed one way: a regression (a shorter window, fewer
 layers, noise on every weight), a no-op that changes the numbers but not what the model
 does (weights rounded through float16 or bfloat16, another batch size, one torch thread
-instead of two), or the zero control (an exact copy: the same bytes, so the same numbers;
-it checks the comparison path and is not counted as a no-op). A variant either gets a model
-folder of its own, written once into the bench's cache folder, or runs the packaged folder
-with other settings (window, batch size, threads).
+instead of two; the bench checks that each moved some score), or the zero control (an exact
+copy: the same bytes, so the same numbers; it checks the comparison path and is not counted
+as a no-op). A variant either gets a model folder of its own, written once into the bench's
+cache folder, or runs the packaged folder with other settings (window, batching, threads).
 
 A re-save through sentence-transformers is not among them: its 103 weight tensors are
 ``torch.equal`` to the packaged ones, so it is the exact copy again.
@@ -125,8 +125,9 @@ CATALOGUE: tuple[Variant, ...] = (
     Variant("float16-weights", NO_OP, round_trip("float16")),
     Variant("bfloat16-weights", NO_OP, round_trip("bfloat16")),
     Variant("threads-1", NO_OP, threads=1),
-    Variant("batch-64", NO_OP, settings={"batch_size": 64}),
-    Variant("batch-1", NO_OP, settings={"batch_size": 1}),
+    # Batches of a fixed count, not the default token budget (which would ignore batch_size).
+    Variant("batch-64", NO_OP, settings={"token_budget": 0, "batch_size": 64}),
+    Variant("batch-1", NO_OP, settings={"token_budget": 0, "batch_size": 1}),
     Variant("window-64", REGRESSION, settings={"max_seq_length": 64}),
     Variant("window-128", REGRESSION, settings={"max_seq_length": 128}),
     Variant(f"layers-2of{FULL_LAYERS}", REGRESSION, keep_layers(2)),

@@ -86,13 +86,18 @@ def test_every_no_op_changes_numbers_and_only_the_control_is_the_same_model(tmp_
             assert all(torch.allclose(original[k], built[k], rtol=1e-2, atol=1e-3) for k in weights)
 
 
-def gate(variant: str, kind: str, length: int, auc: str, ratio: str) -> dict[str, object]:
+def gate(
+    variant: str, kind: str, length: int, auc: str, ratio: str, moved: float = 1e-7
+) -> dict[str, object]:
     outcome = {"regressed": "fail", "within allowance": "pass"}
     states = {}
     for metric, state in (("auc", auc), ("comparative_ratio", ratio)):
         name, _, policy = state.partition("/")
         states[metric] = [name, policy or outcome[name]]
-    return {"variant": variant, "kind": kind, "seed": 1, "length": length, "verdicts": states}
+    return {
+        "variant": variant, "kind": kind, "seed": 1, "length": length, "max_change": moved,
+        "verdicts": states,
+    }  # fmt: skip
 
 
 def test_a_false_alarm_is_any_failed_gate_and_auc_alone_is_counted_apart():
@@ -102,6 +107,8 @@ def test_a_false_alarm_is_any_failed_gate_and_auc_alone_is_counted_apart():
         gate("bfloat16-weights", NO_OP, 256, "inconclusive/fail", "within allowance"),
         gate("batch-1", NO_OP, 256, "inconclusive/warn", "within allowance"),
         gate("copy", CONTROL, 256, "regressed", "regressed"),  # the control is apart
+        # A no-op that moved no score is the control again: no test of the gate's noise.
+        gate("batch-64", NO_OP, 256, "inconclusive/fail", "within allowance", moved=0.0),
         gate("window-128", "regression", 256, "within allowance", "regressed"),
     ]
     numbers = gates_report.summarize(gates)
@@ -111,6 +118,7 @@ def test_a_false_alarm_is_any_failed_gate_and_auc_alone_is_counted_apart():
     assert alarms["lengths"]["128"]["all"]["failed"] == 0
     window = numbers["variants"]["window-128"]
     assert (window["all"]["failed"], window["auc_alone"]["failed"]) == (1, 0)  # ratio adds it
+    assert numbers["variants"]["batch-64"]["changed"] == 0
 
 
 def test_the_intervals_are_clopper_pearson():
@@ -151,6 +159,8 @@ def test_the_small_run_flags_the_short_window_never_the_no_ops_and_resumes(tmp_p
     }
     assert not any(gates_report.failed(g) for g in gates if g["kind"] != "regression")
     assert any(gates_report.failed(g) for g in gates if g["variant"] == "window-64")
+    moved = {g["variant"]: g["max_change"] for g in gates if g["length"] == 256}
+    assert moved["copy"] == 0.0 and 0.0 < moved["float16-weights"] < 0.05, moved
     assert payload["settings"]["lengths"] == "128,256" and payload["settings"]["small"]
 
     again = run_bench("--small", f"--cache-dir={cache}", f"--json={second}", cwd=tmp_path)
