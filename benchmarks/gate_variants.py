@@ -1,9 +1,15 @@
 """Model variants for ``bench_gates.py``: the packaged MiniLM, changed or left alone.
 
 Each variant is the unmodified model changed one way: a regression (a shorter window, fewer
-layers, noise on every weight) or a no-op (an exact copy, a re-save through
-sentence-transformers, float16). A variant either gets a model folder of its own, written
-once per bench run, or runs the packaged folder with other settings (window, dtype).
+layers, noise on every weight), a no-op that changes the numbers but not what the model
+does (weights rounded through float16 or bfloat16, another batch size, one torch thread
+instead of two; the bench checks that each moved some score), or the zero control (an exact
+copy: the same bytes, so the same numbers; it checks the comparison path and is not counted
+as a no-op). A variant either gets a model folder of its own, written once into the bench's
+cache folder, or runs the packaged folder with other settings (window, batching, threads).
+
+A re-save through sentence-transformers is not among them: its 103 weight tensors are
+``torch.equal`` to the packaged ones, so it is the exact copy again.
 """
 
 from __future__ import annotations
@@ -14,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-Kind = Literal["regression", "no-op"]
+Kind = Literal["regression", "no-op", "control"]
 REGRESSION: Kind = "regression"
 NO_OP: Kind = "no-op"
+CONTROL: Kind = "control"
+THREADS = 2  # torch threads of the baseline and of every variant but the one-thread no-op
 NOISE_SEED = 1234  # one fixed draw per scale: each noisy variant is one model, seeds vary the data
 FULL_LAYERS = 6  # all-MiniLM-L6-v2
 
@@ -37,16 +45,18 @@ class Variant:
 
     Attributes:
         name: Its row label.
-        kind: ``regression`` or ``no-op``.
+        kind: ``regression``, ``no-op`` or ``control``.
         build: Writes its model folder from the source folder into a target folder;
             ``None``: it runs the source folder itself.
-        settings: Config fields it changes (``max_seq_length``, ``dtype``).
+        settings: Config fields it changes (``max_seq_length``, ``batch_size``).
+        threads: Torch threads it runs on.
     """
 
     name: str
     kind: Kind
     build: Callable[[Path, Path], None] | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    threads: int = THREADS
 
 
 def copy_folder(source: Path, target: Path) -> None:
@@ -54,11 +64,18 @@ def copy_folder(source: Path, target: Path) -> None:
     shutil.copytree(source, target)
 
 
-def resave(source: Path, target: Path) -> None:
-    """Load with sentence-transformers and ``save`` again: new files, the same weights."""
-    from sentence_transformers import SentenceTransformer
+def round_trip(dtype: str) -> Callable[[Path, Path], None]:
+    """A builder storing every weight rounded to ``dtype`` and back to float32."""
 
-    SentenceTransformer(str(source), device="cpu").save(str(target))
+    def edit(model: Any) -> None:
+        import torch
+
+        narrow = getattr(torch, dtype)
+        with torch.no_grad():
+            for weight in model.parameters():
+                weight.copy_(weight.to(narrow).to(weight.dtype))
+
+    return lambda source, target: _rewrite_weights(source, target, edit)
 
 
 def _rewrite_weights(source: Path, target: Path, edit: Callable[[Any], None]) -> None:
@@ -104,8 +121,13 @@ def weight_noise(scale: float) -> Callable[[Path, Path], None]:
 
 # In the order they run: what a truncated run (--budget-s) keeps comes first.
 CATALOGUE: tuple[Variant, ...] = (
-    Variant("copy", NO_OP, copy_folder),
-    Variant("resave", NO_OP, resave),
+    Variant("copy", CONTROL, copy_folder),
+    Variant("float16-weights", NO_OP, round_trip("float16")),
+    Variant("bfloat16-weights", NO_OP, round_trip("bfloat16")),
+    Variant("threads-1", NO_OP, threads=1),
+    # Batches of a fixed count, not the default token budget (which would ignore batch_size).
+    Variant("batch-64", NO_OP, settings={"token_budget": 0, "batch_size": 64}),
+    Variant("batch-1", NO_OP, settings={"token_budget": 0, "batch_size": 1}),
     Variant("window-64", REGRESSION, settings={"max_seq_length": 64}),
     Variant("window-128", REGRESSION, settings={"max_seq_length": 128}),
     Variant(f"layers-2of{FULL_LAYERS}", REGRESSION, keep_layers(2)),
@@ -113,9 +135,8 @@ CATALOGUE: tuple[Variant, ...] = (
     Variant("noise-0.3", REGRESSION, weight_noise(0.3)),
     Variant("noise-0.1", REGRESSION, weight_noise(0.1)),
     Variant("noise-0.02", REGRESSION, weight_noise(0.02)),
-    Variant("float16", NO_OP, settings={"dtype": "float16"}),  # last: about 4x slower on a CPU
 )
-SMALL_VARIANTS = ("copy", "window-64")
+SMALL_VARIANTS = ("copy", "float16-weights", "window-64")
 
 
 def select(names: str | None) -> tuple[Variant, ...]:
