@@ -580,10 +580,10 @@ OPTIONS: tuple[Option, ...] = (
         p.parse_bool,
         False,
         "Record the model's tokens/s per length (and a served model's latency) in the "
-        "results and the report, and add test_speed[LENGTH]: times a fixed sample of "
-        "haystacks per length through pytest-benchmark's benchmark fixture, the embedding "
-        "cache bypassed (needs pytest-benchmark; --benchmark-json, --benchmark-compare-fail "
-        "work as usual). Off: outputs stay identical bytes run to run.",
+        "results and the report, and add test_speed[LENGTH]: times one batch of the run's "
+        "shape per round (fresh haystacks, the embedding cache bypassed) in pytest-benchmark's "
+        "pedantic mode, beside a fixed reference workload (needs pytest-benchmark, in [all]; "
+        "--benchmark-json, --benchmark-compare-fail work as usual). Off: outputs stay identical bytes run to run.",
         flag=True,
         ini="bool",
         experiment=False,
