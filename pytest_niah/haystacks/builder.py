@@ -19,10 +19,11 @@ from __future__ import annotations
 import itertools
 import os
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from pytest_niah.errors import HaystackError
 from pytest_niah.haystacks.audit import AuditReport
@@ -42,6 +43,12 @@ from pytest_niah.inputs.needles import NeedleGroup, NeedleSet
 
 # Tokens a stream draws beyond its length for the needle (a guess: only prefetching reads it).
 _NEEDLE_ALLOWANCE = 40
+
+T = TypeVar("T")
+
+
+def _itself(block: Block) -> Block:
+    return block
 
 
 @dataclass
@@ -105,6 +112,26 @@ class HaystackBuilder:
         ``draws``: the seeds of ``--niah-seeds`` (``None``: one untagged draw, see
         :meth:`block`).
         """
+        return self.each_block(
+            _itself, selected, lengths, positions, kinds, orders, controls, draws
+        )
+
+    def each_block(
+        self,
+        then: Callable[[Block], T],
+        selected: Sequence[NeedleGroup],
+        lengths: Sequence[int],
+        positions: int,
+        kinds: Sequence[str],
+        orders: Sequence[str],
+        controls: int = 1,
+        draws: Sequence[int | None] = (None,),
+    ) -> Iterator[T]:
+        """:meth:`blocks`, each passed through ``then`` on the thread that built it.
+
+        Per-block work after building (a plan's id arrays and input keys) then runs on the
+        building threads, in parallel, instead of after them on one.
+        """
         self.check_corpus_size(max(lengths))
         chosen = {g.id for g in selected}
         jobs = [
@@ -114,11 +141,13 @@ class HaystackBuilder:
             for group in self.needle_set.groups
         ]
 
-        def build(job: tuple[int, int | None, NeedleGroup]) -> Block:
+        def build(job: tuple[int, int | None, NeedleGroup]) -> T:
             length, draw, group = job
             needles = group.id in chosen
-            return self.block(
-                group, length, positions, kinds, orders, controls, needles=needles, draw=draw
+            return then(
+                self.block(
+                    group, length, positions, kinds, orders, controls, needles=needles, draw=draw
+                )
             )
 
         # Blocks are independent (each draws from its own seeded generators), so several
@@ -126,7 +155,7 @@ class HaystackBuilder:
         # another's tokenizer call, which releases the GIL, runs on the other cores.
         # Results are yielded in order, a few ahead at most, so memory stays flat.
         pool = ThreadPoolExecutor(self.threads, thread_name_prefix="pytest-niah-build")
-        ahead: deque[Future[Block]] = deque()
+        ahead: deque[Future[T]] = deque()
         # Sentence counts of a length's streams are counted in one call before its blocks
         # (the next length's while this one's build): see SnippetDrawer.prefetch.
         self._prefetch(lengths[0], controls, draws)
