@@ -175,11 +175,15 @@ def block_inputs(planning: Planning, block: Block | PreparedBlock) -> list[Model
     """Plan one block: its haystacks' pieces and needles alone; return the new inputs."""
     plan = planning.plan
     fresh = plan.add_block(block)
-    haystacks = block.block.haystacks if isinstance(block, PreparedBlock) else block.haystacks
-    needles = list(dict.fromkeys(h.needle for h in haystacks if h.needle))
+    built = block.block if isinstance(block, PreparedBlock) else block
+    needles = list(dict.fromkeys(h.needle for h in built.haystacks if h.needle))
     needles = [n for n in needles if n not in plan.needles]
     if needles:
-        encodings = planning.tokenizer.encode_batch(needles)
+        known = dict(built.needles)  # tokenized by the builder already
+        missing = [n for n in needles if n not in known]
+        if missing:
+            known |= zip(missing, planning.tokenizer.encode_batch(missing), strict=True)
+        encodings = [known[n] for n in needles]
         fresh += plan.add_texts(DOCUMENT, needles, encodings, planning.window)
     return fresh
 

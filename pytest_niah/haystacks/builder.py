@@ -16,6 +16,7 @@ tokens, the needle at its recorded token offset.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections import deque
@@ -217,13 +218,8 @@ class HaystackBuilder:
             for order in orders
             for p in range(positions)
         }
-        lengths_of = dict(
-            zip(
-                texts,
-                (len(e) for e in self.tokenizer.encode_batch(list(texts.values()))),
-                strict=True,
-            )
-        )
+        needle_encodings = self.tokenizer.encode_batch(list(texts.values()))
+        lengths_of = dict(zip(texts, (len(e) for e in needle_encodings), strict=True))
         longest = max(lengths_of.values())
         # A group that is not selected only gives controls: its needles need not fit (they
         # still size the filler stream, so its control is the one a full run draws).
@@ -247,7 +243,12 @@ class HaystackBuilder:
                 group, length, names, texts, lengths_of, streams, needles, True, draw
             )
         assert block is not None, "a block assembled with exact fits is always complete"
-        return block
+        if not needles:
+            return block
+        # The needles' own tokens go with the block: planning them needs no tokenizer call
+        # (a small one waits behind the building threads' large ones).
+        encoded = dict(zip(texts.values(), needle_encodings, strict=True))
+        return dataclasses.replace(block, needles=tuple(encoded.items()))
 
     def _assemble(
         self,

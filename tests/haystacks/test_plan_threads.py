@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from pytest_niah.experiment.planning import Planning, block_inputs
 from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.haystacks.plan import Plan
 from pytest_niah.inputs.needles import builtin_needle_set
@@ -56,3 +57,32 @@ def test_a_prepared_block_adds_nothing_to_the_plan_until_merged(shared_corpus, m
     assert [p.haystack.id for p in plan.haystacks] == [h.id for h in block.haystacks]
     assert {i.key for i in fresh} == set(plan.tokens)
     assert all(p.haystack.text == "" for p in plan.haystacks)
+
+
+class NoCalls:
+    """A tokenizer that must not be called (planning a block's needles needs none)."""
+
+    identity = "none"
+
+    def encode_batch(self, texts):
+        raise AssertionError(f"tokenizer called on {len(texts)} texts while planning")
+
+
+def test_a_blocks_needles_are_planned_from_the_builders_own_tokens(shared_corpus, minilm_tokenizer):
+    builder = HaystackBuilder(shared_corpus, GROUPS, minilm_tokenizer, 5)
+    blocks = list(builder.blocks(*GRID))
+    plan = Plan(("whole",), 100, 96, keep_text=True)
+    planning = Planning(plan, builder, {}, [], iter(()), 100, NoCalls())
+    for block in blocks:
+        block_inputs(planning, plan.prepare(block))
+    needles = {h.needle for b in blocks for h in b.haystacks if h.needle}
+    assert set(plan.needles) == needles
+    for block in blocks:
+        for text, encoding in block.needles:
+            (own,) = minilm_tokenizer.encode_batch([text])
+            assert encoding.ids == own.ids
+    # The same keys as needles tokenized on the planning thread, as before.
+    again = Plan(("whole",), 100, 96, keep_text=True)
+    texts = sorted(needles)
+    again.add_texts("document", texts, minilm_tokenizer.encode_batch(texts), 100)
+    assert again.needles == plan.needles
