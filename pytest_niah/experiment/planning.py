@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.config.vocabulary import MAXSIM
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.store import EmbeddingStore
@@ -143,7 +144,11 @@ def start_planning(
     window = windows.document if measured is None else measured.effective
     chunk_tokens = config.chunk_tokens or window or DEFAULT_CHUNK_TOKENS
     plan = Plan(config.scoring, window, chunk_tokens, keep_text=embedder.reads_text)
-    builder = HaystackBuilder(inputs.corpus, inputs.needle_set, tokenizer, config.seed, cache_dir)
+    # Haystacks in token space for a backend that reads ids (text is still derived and kept).
+    splice = not embedder.reads_text and MAXSIM not in config.scoring
+    builder = HaystackBuilder(
+        inputs.corpus, inputs.needle_set, tokenizer, config.seed, cache_dir, splice=splice
+    )
     groups = inputs.selected.groups
     questions = {
         (arm, g.id): query_text(g, arm, inputs.expansions) for arm in config.arms for g in groups

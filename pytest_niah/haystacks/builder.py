@@ -38,7 +38,8 @@ from pytest_niah.haystacks.grid import case_id, control_id
 from pytest_niah.haystacks.haystack import Block, Haystack, draw_seed, rng_for
 from pytest_niah.haystacks.placement import Placement, place
 from pytest_niah.haystacks.snippet_streams import SnippetDrawer
-from pytest_niah.haystacks.tokens import Tokenizer
+from pytest_niah.haystacks.splice import spliced, tails_match
+from pytest_niah.haystacks.tokens import Encoded, Tokenizer
 from pytest_niah.inputs.corpus import Corpus
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet
 
@@ -64,6 +65,9 @@ class HaystackBuilder:
         seed: Seed of every random choice.
         cache_dir: Where sentence token counts persist between runs (``None``: nowhere).
         threads: Blocks built at once (the haystacks do not depend on it).
+        splice: Compose needle haystacks in token space where the tokenizer allows it
+            (:mod:`~pytest_niah.haystacks.splice`) instead of tokenizing each; for backends
+            that read token ids (a backend that reads text gets haystacks checked as text).
     """
 
     corpus: Corpus
@@ -72,12 +76,14 @@ class HaystackBuilder:
     seed: int
     cache_dir: Path | None = None
     threads: int = field(default_factory=lambda: min(4, os.cpu_count() or 1))
+    splice: bool = False
 
     def __post_init__(self) -> None:
         self._draw = SnippetDrawer(
             self.corpus, self.needle_set, self.tokenizer, self.seed, self.cache_dir
         )
         self._cuts = ExactCuts(self.tokenizer)
+        self._splice = self.splice and bool(getattr(self.tokenizer, "splits_at_spaces", False))
 
     # -- public -------------------------------------------------------------------------------
 
@@ -219,7 +225,8 @@ class HaystackBuilder:
             for p in range(positions)
         }
         needle_encodings = self.tokenizer.encode_batch(list(texts.values()))
-        lengths_of = dict(zip(texts, (len(e) for e in needle_encodings), strict=True))
+        needles_of = dict(zip(texts, needle_encodings, strict=True))
+        lengths_of = {key: len(e) for key, e in needles_of.items()}
         longest = max(lengths_of.values())
         # A group that is not selected only gives controls: its needles need not fit (they
         # still size the filler stream, so its control is the one a full run draws).
@@ -236,11 +243,11 @@ class HaystackBuilder:
         # First from one tokenizer call per control; should a cut text not give exactly
         # ``length`` tokens, again with every filler tokenized and checked on its own.
         block = self._assemble(
-            group, length, names, texts, lengths_of, streams, needles, False, draw
+            group, length, names, texts, needles_of, streams, needles, False, draw
         )
         if block is None:
             block = self._assemble(
-                group, length, names, texts, lengths_of, streams, needles, True, draw
+                group, length, names, texts, needles_of, streams, needles, True, draw
             )
         assert block is not None, "a block assembled with exact fits is always complete"
         if not needles:
@@ -256,13 +263,14 @@ class HaystackBuilder:
         length: int,
         names: list[str],
         texts: dict[tuple[str, str, int], str],
-        lengths_of: dict[tuple[str, str, int], int],
+        needles_of: dict[tuple[str, str, int], Encoded],
         streams: list[Stream],
         needles: bool,
         exact: bool,
         draw: int | None,
     ) -> Block | None:
         """The block from drawn streams; ``None`` when a control cut without ``exact`` missed."""
+        lengths_of = {key: len(e) for key, e in needles_of.items()}
         fit = self._cuts.fit if exact else self._cuts.cut
         stream = streams[0]
         fillers = [
@@ -303,10 +311,22 @@ class HaystackBuilder:
             for key in texts
             if key in placed
         }
-        # One batch: the controls (unless already checked) and every composed haystack.
-        checked = [] if exact else [f.text for f in fillers]
-        encoded = self.tokenizer.encode_batch(checked + [t for t, _ in composed.values()])
-        if exact:
+        # In token space where the fillers' cut pieces tokenize alone as they were cut (see
+        # splice); else one batch: the controls (unless already checked) and every haystack.
+        in_ids = (
+            self._splice
+            and not exact
+            and tails_match(
+                self.tokenizer, [*fillers, *{id(f): f for f, _ in placed.values()}.values()]
+            )
+        )
+        checked = [] if exact or in_ids else [f.text for f in fillers]
+        encoded = list(
+            self.tokenizer.encode_batch(checked + [t for t, _ in composed.values()])
+            if not in_ids
+            else [f.encoding for f in fillers] + spliced(composed, placed, needles_of, texts)
+        )
+        if exact or in_ids:
             encodings = [f.encoding for f in fillers]
         else:
             encodings = list(encoded[: len(fillers)])
@@ -314,7 +334,8 @@ class HaystackBuilder:
                 return None
         if not needles:
             return Block(group.id, length, tuple(haystacks), tuple(encodings))
-        for key, encoding in zip(composed, encoded[len(checked) :], strict=True):
+        composed_encodings = encoded[len(fillers) :] if in_ids else encoded[len(checked) :]
+        for key, encoding in zip(composed, composed_encodings, strict=True):
             kind, order, position = key
             filler, placement = placed[key]
             hid = case_id(group.id, kind, order, length, position, seed=draw)

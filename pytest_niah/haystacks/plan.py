@@ -80,7 +80,10 @@ def make_input(
     kind: str, encoding: Encoded, text: str, window: int | None, keep_text: bool
 ) -> ModelInput:
     """The input of a whole text: its tokens up to the window."""
-    ids = np.asarray(encoding.ids, dtype=np.int64)
+    # Haystacks spliced in token space hold their ids as an array already.
+    ids = getattr(encoding, "id_array", None)
+    if ids is None:
+        ids = np.asarray(encoding.ids, dtype=np.int64)
     if window is not None and ids.size > window:
         ids = ids[:window]
         end = encoding.token_to_chars(window - 1)
