@@ -313,20 +313,18 @@ class HaystackBuilder:
         }
         # In token space where the fillers' cut pieces tokenize alone as they were cut (see
         # splice); else one batch: the controls (unless already checked) and every haystack.
-        in_ids = (
-            self._splice
-            and not exact
-            and tails_match(
-                self.tokenizer, [*fillers, *{id(f): f for f, _ in placed.values()}.values()]
-            )
-        )
-        checked = [] if exact or in_ids else [f.text for f in fillers]
+        in_ids = None
+        if self._splice and not exact:
+            distinct = {id(f): f for f, _ in placed.values()}
+            if tails_match(self.tokenizer, [*fillers, *distinct.values()]):
+                in_ids = spliced(composed, placed, needles_of, texts)
+        checked = [] if exact or in_ids is not None else [f.text for f in fillers]
         encoded = list(
             self.tokenizer.encode_batch(checked + [t for t, _ in composed.values()])
-            if not in_ids
-            else [f.encoding for f in fillers] + spliced(composed, placed, needles_of, texts)
+            if in_ids is None
+            else [f.encoding for f in fillers] + in_ids
         )
-        if exact or in_ids:
+        if exact or in_ids is not None:
             encodings = [f.encoding for f in fillers]
         else:
             encodings = list(encoded[: len(fillers)])
@@ -334,7 +332,9 @@ class HaystackBuilder:
                 return None
         if not needles:
             return Block(group.id, length, tuple(haystacks), tuple(encodings))
-        composed_encodings = encoded[len(fillers) :] if in_ids else encoded[len(checked) :]
+        composed_encodings = (
+            encoded[len(fillers) :] if in_ids is not None else encoded[len(checked) :]
+        )
         for key, encoding in zip(composed, composed_encodings, strict=True):
             kind, order, position = key
             filler, placement = placed[key]

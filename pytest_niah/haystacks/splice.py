@@ -123,8 +123,13 @@ def spliced(
     placed: dict[tuple[str, str, int], tuple[Filler, Placement]],
     needles_of: dict[tuple[str, str, int], Encoded],
     texts: dict[tuple[str, str, int], str],
-) -> list[Encoded]:
-    """The tokens of each composed haystack, from its filler's and needle's."""
+) -> list[Encoded] | None:
+    """The tokens of each composed haystack, from its filler's and needle's.
+
+    ``None`` where a needle's slot is no clean token boundary: a token before it reaches
+    into the next (a unigram model's lone word marker ``▁`` shares its word's first
+    character), so no split of the ids matches the split of the text.
+    """
     out: list[Encoded] = []
     of_filler: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for key, (_, needle_char) in composed.items():
@@ -132,6 +137,9 @@ def spliced(
         slot = placement.offsets[key[2]]
         if id(filler) not in of_filler:
             of_filler[id(filler)] = arrays(filler.encoding, filler.tokens)
+        _, starts, ends = of_filler[id(filler)]
+        if 0 < slot < filler.tokens and ends[slot - 1] > starts[slot]:
+            return None
         out.append(
             splice(
                 of_filler[id(filler)],

@@ -92,3 +92,22 @@ def test_a_tokenizer_without_the_property_is_never_spliced(shared_corpus, word_t
     builder = HaystackBuilder(shared_corpus, GROUPS, word_tokenizer, 7, splice=True)
     block = next(iter(builder.blocks(*GRID)))
     assert not any(isinstance(e, SplicedEncoding) for e in block.encodings)
+
+
+def test_a_needle_slot_between_a_lone_word_marker_and_its_word_is_built_from_text(
+    static_tokenizer, shared_corpus
+):
+    """The static model's unigram reads " brook" as "▁" + "brook", both starting at "b".
+
+    A needle slot between the two is a word start in characters but no boundary in ids
+    (found on the full default grid: language-04, 128 tokens, position 7 of 10).
+    """
+    needle_set = builtin_needle_set()
+    (group,) = needle_set.select(["language-04"]).groups
+    blocks = {}
+    for splice in (False, True):
+        builder = HaystackBuilder(shared_corpus, needle_set, static_tokenizer, 42, splice=splice)
+        blocks[splice] = builder.block(group, 128, 10, ("onehop",), ("default", "inverted"))
+    assert blocks[True].haystacks == blocks[False].haystacks
+    own = static_tokenizer.encode_batch([h.text for h in blocks[True].haystacks])
+    assert [list(e.ids) for e in blocks[True].encodings] == [e.ids for e in own]
