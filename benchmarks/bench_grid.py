@@ -24,7 +24,8 @@ Measurements, all on one grid, in one run:
 (a) and (b) run ``--repeat`` times (3) and the fastest of each counts, as ``timeit`` does: on
 a shared machine noise only ever adds time. Every time measured is kept in the JSON.
 
-Targets (ratios from one run): (b)/(a) <= 1.25 for packaged-static on a CPU (<= 1.10 on a
+Targets (ratios from one run): (b)/(a) on a CPU <= 0.9 for packaged-static fully cold and
+<= 0.6 with the sentence cache warm, <= 1.02 for packaged-minilm, else <= 1.25 (<= 1.10 on a
 GPU), (c) warm / trivial <= 1.5, (d) peak RSS independent of the grid size (ratio <= 1.25),
 (e) under 2 s without torch. The script reports; it exits 0 whatever the verdicts.
 """
@@ -54,6 +55,12 @@ QUICK = {"lengths": "128,1024,4096", "positions": 4, "groups": "dietary,location
 STEPS = ("a", "b", "c", "d", "e")
 PYTEST = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider")
 TARGETS = {"cold_cpu": 1.25, "cold_gpu": 1.10, "warm": 1.5, "rss": 1.25, "collect_s": 2.0}
+# On a CPU the static model's own work is small, so the engine's must be too (#35): cold runs
+# below the bare encode of the same texts; a transformer's cold run within 2% of it.
+CPU_COLD = {
+    "packaged-static": {"cold": 0.9, "cold_tokens_cached": 0.6},
+    "packaged-minilm": {"cold": 1.02, "cold_tokens_cached": 1.02},
+}
 
 _MODULES_CONFTEST = """\
 import json, os, sys
@@ -304,13 +311,19 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def verdicts(results: dict[str, Any], device: str) -> list[str]:
+def verdicts(results: dict[str, Any], device: str, model: str = "") -> list[str]:
     """One line per target: the measured ratio and whether it meets the target."""
     measured = ratios(results)
     cold = TARGETS["cold_gpu"] if device.startswith("cuda") else TARGETS["cold_cpu"]
+    colds = {"cold": cold, "cold_tokens_cached": cold}
+    if not device.startswith("cuda"):
+        colds |= CPU_COLD.get(model, {})
     what = {
-        "cold": ("(b) cold run / (a) bare encode", cold),
-        "cold_tokens_cached": ("(b) cold run, sentence cache warm / (a) bare encode", cold),
+        "cold": ("(b) cold run / (a) bare encode", colds["cold"]),
+        "cold_tokens_cached": (
+            "(b) cold run, sentence cache warm / (a) bare encode",
+            colds["cold_tokens_cached"],
+        ),
         "warm": ("(c) warm pytest / trivial pytest", TARGETS["warm"]),
         "rss": ("(d) peak RSS, full / quarter grid", TARGETS["rss"]),
         "collect_s": ("(e) collection seconds", TARGETS["collect_s"]),
@@ -382,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         ).stdout.strip(),
         "results": results,
         "ratios": ratios(results),
-        "verdicts": verdicts(results, args.device),
+        "verdicts": verdicts(results, args.device, args.model),
     }
     print("\n".join(report["verdicts"]))
     if args.json is not None:
