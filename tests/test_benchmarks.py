@@ -218,12 +218,15 @@ def test_the_grid_bench_runs_and_prints_its_ratios(tmp_path: Path, shared_corpus
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
     ratios = report["ratios"]
-    assert set(ratios) == {"cold", "warm"} and min(ratios.values()) > 0, ratios
+    assert set(ratios) == {"cold", "cold_tokens_cached", "warm"}, ratios
+    assert min(ratios.values()) > 0, ratios
     assert "(b) cold run / (a) bare encode" in done.stdout and "(c) warm pytest" in done.stdout
     assert report["machine"]["python"] and report["grid"]["model"] == "packaged-static"
-    for step in ("a", "b"):  # each timed twice, the fastest counted
-        times = report["results"][step]["all_seconds"]
-        assert len(times) == 2 and report["results"][step]["seconds"] == min(times)
+    cached = report["results"]["b"]["sentences_cached"]
+    for step in (report["results"]["a"], report["results"]["b"], cached):
+        times = step["all_seconds"]  # each timed twice, the fastest counted
+        assert len(times) == 2 and step["seconds"] == min(times)
+    assert "sentence cache warm" in done.stdout and "split (fastest run): build" in done.stdout
     warm = report["results"]["c"]
     assert warm["warm_rc"] == warm["cold_rc"] == 0, warm
     assert warm["outcomes"] == warm["trivial_outcomes"], warm

@@ -18,6 +18,32 @@ from pytest_niah.errors import EmbedderError
 # batch call waits there behind any large one running. 4,000 calls of 8 sentences took 1.8 s
 # alone and 81 s beside a large encode_batch; one by one, 3.7 s and 7.1 s.
 _SERIAL_BELOW = 32
+# Pre-tokenizers that split at white space first, and those that then act on each piece alone.
+_SPLITTING = frozenset({"BertPreTokenizer", "WhitespaceSplit", "Whitespace"})
+_PER_PIECE = _SPLITTING | {"Punctuation", "Digits"}
+# Normalizers that map characters one by one (a character map, case, accents, Unicode forms).
+_CHARWISE = frozenset(
+    {"BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents", "Precompiled"}
+)
+
+
+def _piecewise(spec: Any) -> bool:
+    if not isinstance(spec, dict):
+        return False
+    steps = spec.get("pretokenizers", []) if spec.get("type") == "Sequence" else [spec]
+    if not steps or steps[0].get("type") not in _SPLITTING:
+        return False
+    # A Metaspace marks every piece alike only when it prepends to each one.
+    return all(
+        step.get("type") in _PER_PIECE
+        or (step.get("type") == "Metaspace" and step.get("prepend_scheme") == "always")
+        for step in steps[1:]
+    )
+
+
+def _charwise(spec: Any) -> bool:
+    steps = spec.get("normalizers", []) if spec.get("type") == "Sequence" else [spec]
+    return all(step.get("type") in _CHARWISE for step in steps)
 
 
 class HaystackTokenizer:
@@ -47,6 +73,20 @@ class HaystackTokenizer:
         import hashlib
 
         return hashlib.sha256(self._tokenizer.to_str().encode()).hexdigest()
+
+    @cached_property
+    def splits_at_spaces(self) -> bool:
+        """Whether every token lies inside one white-space-separated piece, tokenized alone.
+
+        Then a text's tokens are its pieces' tokens, and haystacks are spliced in token
+        space (:mod:`pytest_niah.haystacks.splice`).
+        """
+        import json
+
+        pre, norm = self._tokenizer.pre_tokenizer, self._tokenizer.normalizer
+        return _piecewise(json.loads(pre.__getstate__()) if pre is not None else None) and (
+            norm is None or _charwise(json.loads(norm.__getstate__()))
+        )
 
     def encode_batch(self, texts: Sequence[str]) -> list[Any]:
         """Encodings without special tokens (multi-threaded in the Rust library)."""

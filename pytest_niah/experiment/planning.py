@@ -1,7 +1,7 @@
 """Planning a run: its inputs, its haystacks block by block, and the model inputs of each.
 
-Blocks are built on worker threads and planned on one more while the caller embeds what is
-ready (:func:`plan_in_background`).
+Blocks are built, and their model inputs prepared, on worker threads; one more merges them
+into the plan in order while the caller embeds what is ready (:func:`plan_in_background`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.config.vocabulary import MAXSIM
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.server_fingerprint import ServerFingerprint, answers_key, is_served
 from pytest_niah.embed.server_noise import measure_noise
@@ -25,7 +26,7 @@ from pytest_niah.embed.window_probe import WindowMeasurement, measure_window
 from pytest_niah.haystacks.audit import check_onehop_tokens
 from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.haystacks.haystack import Block
-from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, Plan
+from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, Plan, PreparedBlock
 from pytest_niah.inputs.corpus import Corpus, load_corpus
 from pytest_niah.inputs.expansions import ExpansionSet, arm_size, load_expansions
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet, load_needle_set
@@ -81,7 +82,8 @@ class Planning:
         builder: The haystack builder.
         questions: (arm, group id) -> the question text embedded for it.
         queries: The questions' model inputs.
-        blocks: The blocks, not built yet (a generator).
+        blocks: The blocks, not built yet (a generator), each with its model inputs
+            prepared on the thread that built it.
         window: Document tokens the model reads (the measured window where it is shorter).
         tokenizer: The haystack tokenizer.
         measured: What the window probe found (``None``: it did not run).
@@ -91,7 +93,7 @@ class Planning:
     builder: HaystackBuilder
     questions: dict[tuple[str, str], str]
     queries: list[ModelInput]
-    blocks: Iterator[Block]
+    blocks: Iterator[PreparedBlock]
     window: int | None
     tokenizer: Any
     measured: WindowMeasurement | None = None
@@ -159,7 +161,11 @@ def start_planning(
     window = windows.document if measured is None else measured.effective
     chunk_tokens = config.chunk_tokens or window or DEFAULT_CHUNK_TOKENS
     plan = Plan(config.scoring, window, chunk_tokens, keep_text=embedder.reads_text)
-    builder = HaystackBuilder(inputs.corpus, inputs.needle_set, tokenizer, config.seed, cache_dir)
+    # Haystacks in token space for a backend that reads ids (text is still derived and kept).
+    splice = not embedder.reads_text and MAXSIM not in config.scoring
+    builder = HaystackBuilder(
+        inputs.corpus, inputs.needle_set, tokenizer, config.seed, cache_dir, splice=splice
+    )
     groups = inputs.selected.groups
     questions = {
         (arm, g.id): query_text(g, arm, inputs.expansions) for arm in config.arms for g in groups
@@ -176,7 +182,8 @@ def start_planning(
     kinds = tuple(dict.fromkeys(needle_kind(arm) for arm in config.arms))
     if "onehop" in kinds:
         check_onehop_tokens(groups, tokenizer, inputs.needle_set.source)
-    blocks = builder.blocks(
+    blocks = builder.each_block(
+        plan.prepare,
         groups,
         config.lengths,
         config.positions,
@@ -188,14 +195,19 @@ def start_planning(
     return Planning(plan, builder, questions, queries, blocks, window, tokenizer, measured)
 
 
-def block_inputs(planning: Planning, block: Block) -> list[ModelInput]:
+def block_inputs(planning: Planning, block: Block | PreparedBlock) -> list[ModelInput]:
     """Plan one block: its haystacks' pieces and needles alone; return the new inputs."""
     plan = planning.plan
     fresh = plan.add_block(block)
-    needles = list(dict.fromkeys(h.needle for h in block.haystacks if h.needle))
+    built = block.block if isinstance(block, PreparedBlock) else block
+    needles = list(dict.fromkeys(h.needle for h in built.haystacks if h.needle))
     needles = [n for n in needles if n not in plan.needles]
     if needles:
-        encodings = planning.tokenizer.encode_batch(needles)
+        known = dict(built.needles)  # tokenized by the builder already
+        missing = [n for n in needles if n not in known]
+        if missing:
+            known |= zip(missing, planning.tokenizer.encode_batch(missing), strict=True)
+        encodings = [known[n] for n in needles]
         fresh += plan.add_texts(DOCUMENT, needles, encodings, planning.window)
     return fresh
 
@@ -220,7 +232,8 @@ def plan_in_background(planning: Planning, seconds: dict[str, float]) -> Iterato
     """Plan blocks on a worker thread; yield each block's new inputs as soon as they exist.
 
     ``seconds`` gets the worker's busy time: ``build`` (drawing snippets, tokenizing and
-    checking haystacks) and ``plan`` (model inputs, chunks, needles).
+    checking haystacks, and their model inputs, all on the building threads) and ``plan``
+    (merging each block's inputs into the plan in order, needles).
     """
     out: queue.Queue[Any] = queue.Queue(maxsize=_QUEUE_DEPTH)
     stop = threading.Event()
@@ -259,7 +272,7 @@ def plan_in_background(planning: Planning, seconds: dict[str, float]) -> Iterato
         worker.join()
 
 
-def _timed(blocks: Iterator[Block], seconds: dict[str, float]) -> Iterator[Block]:
+def _timed(blocks: Iterator[PreparedBlock], seconds: dict[str, float]) -> Iterator[PreparedBlock]:
     """``blocks``, adding the time spent producing each to ``seconds["build"]``."""
     seconds["build"] = 0.0
     while True:

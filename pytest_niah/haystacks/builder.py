@@ -16,13 +16,15 @@ tokens, the needle at its recorded token offset.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from pytest_niah.errors import HaystackError
 from pytest_niah.haystacks.audit import AuditReport
@@ -36,12 +38,19 @@ from pytest_niah.haystacks.grid import case_id, control_id
 from pytest_niah.haystacks.haystack import Block, Haystack, draw_seed, rng_for
 from pytest_niah.haystacks.placement import Placement, place
 from pytest_niah.haystacks.snippet_streams import SnippetDrawer
-from pytest_niah.haystacks.tokens import Tokenizer
+from pytest_niah.haystacks.splice import spliced, tails_match
+from pytest_niah.haystacks.tokens import Encoded, Tokenizer
 from pytest_niah.inputs.corpus import Corpus
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet
 
 # Tokens a stream draws beyond its length for the needle (a guess: only prefetching reads it).
 _NEEDLE_ALLOWANCE = 40
+
+T = TypeVar("T")
+
+
+def _itself(block: Block) -> Block:
+    return block
 
 
 @dataclass
@@ -56,6 +65,9 @@ class HaystackBuilder:
         seed: Seed of every random choice.
         cache_dir: Where sentence token counts persist between runs (``None``: nowhere).
         threads: Blocks built at once (the haystacks do not depend on it).
+        splice: Compose needle haystacks in token space where the tokenizer allows it
+            (:mod:`~pytest_niah.haystacks.splice`) instead of tokenizing each; for backends
+            that read token ids (a backend that reads text gets haystacks checked as text).
     """
 
     corpus: Corpus
@@ -64,12 +76,14 @@ class HaystackBuilder:
     seed: int
     cache_dir: Path | None = None
     threads: int = field(default_factory=lambda: min(4, os.cpu_count() or 1))
+    splice: bool = False
 
     def __post_init__(self) -> None:
         self._draw = SnippetDrawer(
             self.corpus, self.needle_set, self.tokenizer, self.seed, self.cache_dir
         )
         self._cuts = ExactCuts(self.tokenizer)
+        self._splice = self.splice and bool(getattr(self.tokenizer, "splits_at_spaces", False))
 
     # -- public -------------------------------------------------------------------------------
 
@@ -105,6 +119,26 @@ class HaystackBuilder:
         ``draws``: the seeds of ``--niah-seeds`` (``None``: one untagged draw, see
         :meth:`block`).
         """
+        return self.each_block(
+            _itself, selected, lengths, positions, kinds, orders, controls, draws
+        )
+
+    def each_block(
+        self,
+        then: Callable[[Block], T],
+        selected: Sequence[NeedleGroup],
+        lengths: Sequence[int],
+        positions: int,
+        kinds: Sequence[str],
+        orders: Sequence[str],
+        controls: int = 1,
+        draws: Sequence[int | None] = (None,),
+    ) -> Iterator[T]:
+        """:meth:`blocks`, each passed through ``then`` on the thread that built it.
+
+        Per-block work after building (a plan's id arrays and input keys) then runs on the
+        building threads, in parallel, instead of after them on one.
+        """
         self.check_corpus_size(max(lengths))
         chosen = {g.id for g in selected}
         jobs = [
@@ -114,11 +148,13 @@ class HaystackBuilder:
             for group in self.needle_set.groups
         ]
 
-        def build(job: tuple[int, int | None, NeedleGroup]) -> Block:
+        def build(job: tuple[int, int | None, NeedleGroup]) -> T:
             length, draw, group = job
             needles = group.id in chosen
-            return self.block(
-                group, length, positions, kinds, orders, controls, needles=needles, draw=draw
+            return then(
+                self.block(
+                    group, length, positions, kinds, orders, controls, needles=needles, draw=draw
+                )
             )
 
         # Blocks are independent (each draws from its own seeded generators), so several
@@ -126,7 +162,7 @@ class HaystackBuilder:
         # another's tokenizer call, which releases the GIL, runs on the other cores.
         # Results are yielded in order, a few ahead at most, so memory stays flat.
         pool = ThreadPoolExecutor(self.threads, thread_name_prefix="pytest-niah-build")
-        ahead: deque[Future[Block]] = deque()
+        ahead: deque[Future[T]] = deque()
         # Sentence counts of a length's streams are counted in one call before its blocks
         # (the next length's while this one's build): see SnippetDrawer.prefetch.
         self._prefetch(lengths[0], controls, draws)
@@ -188,13 +224,9 @@ class HaystackBuilder:
             for order in orders
             for p in range(positions)
         }
-        lengths_of = dict(
-            zip(
-                texts,
-                (len(e) for e in self.tokenizer.encode_batch(list(texts.values()))),
-                strict=True,
-            )
-        )
+        needle_encodings = self.tokenizer.encode_batch(list(texts.values()))
+        needles_of = dict(zip(texts, needle_encodings, strict=True))
+        lengths_of = {key: len(e) for key, e in needles_of.items()}
         longest = max(lengths_of.values())
         # A group that is not selected only gives controls: its needles need not fit (they
         # still size the filler stream, so its control is the one a full run draws).
@@ -211,14 +243,19 @@ class HaystackBuilder:
         # First from one tokenizer call per control; should a cut text not give exactly
         # ``length`` tokens, again with every filler tokenized and checked on its own.
         block = self._assemble(
-            group, length, names, texts, lengths_of, streams, needles, False, draw
+            group, length, names, texts, needles_of, streams, needles, False, draw
         )
         if block is None:
             block = self._assemble(
-                group, length, names, texts, lengths_of, streams, needles, True, draw
+                group, length, names, texts, needles_of, streams, needles, True, draw
             )
         assert block is not None, "a block assembled with exact fits is always complete"
-        return block
+        if not needles:
+            return block
+        # The needles' own tokens go with the block: planning them needs no tokenizer call
+        # (a small one waits behind the building threads' large ones).
+        encoded = dict(zip(texts.values(), needle_encodings, strict=True))
+        return dataclasses.replace(block, needles=tuple(encoded.items()))
 
     def _assemble(
         self,
@@ -226,13 +263,14 @@ class HaystackBuilder:
         length: int,
         names: list[str],
         texts: dict[tuple[str, str, int], str],
-        lengths_of: dict[tuple[str, str, int], int],
+        needles_of: dict[tuple[str, str, int], Encoded],
         streams: list[Stream],
         needles: bool,
         exact: bool,
         draw: int | None,
     ) -> Block | None:
         """The block from drawn streams; ``None`` when a control cut without ``exact`` missed."""
+        lengths_of = {key: len(e) for key, e in needles_of.items()}
         fit = self._cuts.fit if exact else self._cuts.cut
         stream = streams[0]
         fillers = [
@@ -273,10 +311,20 @@ class HaystackBuilder:
             for key in texts
             if key in placed
         }
-        # One batch: the controls (unless already checked) and every composed haystack.
-        checked = [] if exact else [f.text for f in fillers]
-        encoded = self.tokenizer.encode_batch(checked + [t for t, _ in composed.values()])
-        if exact:
+        # In token space where the fillers' cut pieces tokenize alone as they were cut (see
+        # splice); else one batch: the controls (unless already checked) and every haystack.
+        in_ids = None
+        if self._splice and not exact:
+            distinct = {id(f): f for f, _ in placed.values()}
+            if tails_match(self.tokenizer, [*fillers, *distinct.values()]):
+                in_ids = spliced(composed, placed, needles_of, texts)
+        checked = [] if exact or in_ids is not None else [f.text for f in fillers]
+        encoded = list(
+            self.tokenizer.encode_batch(checked + [t for t, _ in composed.values()])
+            if in_ids is None
+            else [f.encoding for f in fillers] + in_ids
+        )
+        if exact or in_ids is not None:
             encodings = [f.encoding for f in fillers]
         else:
             encodings = list(encoded[: len(fillers)])
@@ -284,7 +332,10 @@ class HaystackBuilder:
                 return None
         if not needles:
             return Block(group.id, length, tuple(haystacks), tuple(encodings))
-        for key, encoding in zip(composed, encoded[len(checked) :], strict=True):
+        composed_encodings = (
+            encoded[len(fillers) :] if in_ids is not None else encoded[len(checked) :]
+        )
+        for key, encoding in zip(composed, composed_encodings, strict=True):
             kind, order, position = key
             filler, placement = placed[key]
             hid = case_id(group.id, kind, order, length, position, seed=draw)

@@ -56,6 +56,7 @@ class Block:
     haystacks: tuple[Haystack, ...]
     encodings: tuple[Encoded, ...]
     placements: tuple[tuple[int, str], ...] = ()  # (needle tokens, "sentences"|"words")
+    needles: tuple[tuple[str, Encoded], ...] = ()  # each needle text's own tokens
 
 
 def stable_key(*parts: object) -> int:

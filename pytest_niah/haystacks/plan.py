@@ -80,7 +80,10 @@ def make_input(
     kind: str, encoding: Encoded, text: str, window: int | None, keep_text: bool
 ) -> ModelInput:
     """The input of a whole text: its tokens up to the window."""
-    ids = np.asarray(encoding.ids, dtype=np.int64)
+    # Haystacks spliced in token space hold their ids as an array already.
+    ids = getattr(encoding, "id_array", None)
+    if ids is None:
+        ids = np.asarray(encoding.ids, dtype=np.int64)
     if window is not None and ids.size > window:
         ids = ids[:window]
         end = encoding.token_to_chars(window - 1)
@@ -101,6 +104,19 @@ class PlannedHaystack:
     haystack: Haystack
     pieces: dict[str, tuple[str, ...]]
     within_chunk: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PreparedBlock:
+    """A block with its haystacks' model inputs per scoring (same order), not yet merged.
+
+    Attributes:
+        within: Per haystack, the needle's token offset inside its chunk per chunk scoring.
+    """
+
+    block: Block
+    inputs: tuple[dict[str, tuple[ModelInput, ...]], ...]
+    within: tuple[dict[str, int], ...]
 
 
 class Plan:
@@ -128,27 +144,48 @@ class Plan:
         # Question and needle keys -> the keys of the same tokens read as token vectors.
         self.multi: dict[str, str] = {}
 
-    def add_block(self, block: Block) -> list[ModelInput]:
-        """Plan one block; return its inputs not planned before."""
+    def add_block(self, block: Block | PreparedBlock) -> list[ModelInput]:
+        """Plan one block (prepared by :meth:`prepare`, or not yet); return its new inputs."""
+        prepared = block if isinstance(block, PreparedBlock) else self.prepare(block)
+        block = prepared.block
         fresh: list[ModelInput] = []
         for n, between in block.placements:
             self.placements.append((block.group_id, block.length, n, between))
+        for haystack, inputs, within in zip(
+            block.haystacks, prepared.inputs, prepared.within, strict=True
+        ):
+            pieces = {
+                scoring: tuple(self._keep(item, fresh) for item in items)
+                for scoring, items in inputs.items()
+            }
+            stripped = dataclasses.replace(haystack, text="")
+            self.haystacks.append(PlannedHaystack(stripped, pieces, within))
+        return fresh
+
+    def prepare(self, block: Block) -> PreparedBlock:
+        """The model inputs of every haystack of ``block``, not yet merged into the plan.
+
+        It reads only the plan's settings, so the threads that build blocks run it, each on
+        its own block (id arrays, chunks, keys); :meth:`add_block` merges them in order.
+        """
+        all_inputs: list[dict[str, tuple[ModelInput, ...]]] = []
+        all_within: list[dict[str, int]] = []
         for haystack, encoding in zip(block.haystacks, block.encodings, strict=True):
-            pieces: dict[str, tuple[str, ...]] = {}
+            inputs: dict[str, tuple[ModelInput, ...]] = {}
             within: dict[str, int] = {}
             for scoring in self.scorings:
                 if scoring in WHOLE_HAYSTACK:
                     kind = DOCUMENT if scoring == "whole" else multi_kind(DOCUMENT)
                     keep = self.keep_text or is_multi(kind)  # token vectors are read from text
-                    inputs = [make_input(kind, encoding, haystack.text, self.window, keep)]
+                    pieces = [make_input(kind, encoding, haystack.text, self.window, keep)]
                 else:
-                    inputs, inside = self._chunks(haystack, encoding)
+                    pieces, inside = self._chunks(haystack, encoding)
                     if inside is not None:
                         within[scoring] = inside
-                pieces[scoring] = tuple(self._keep(item, fresh) for item in inputs)
-            stripped = dataclasses.replace(haystack, text="")
-            self.haystacks.append(PlannedHaystack(stripped, pieces, within))
-        return fresh
+                inputs[scoring] = tuple(pieces)
+            all_inputs.append(inputs)
+            all_within.append(within)
+        return PreparedBlock(block, tuple(all_inputs), tuple(all_within))
 
     def add_texts(
         self, kind: str, texts: Iterable[str], encodings: Sequence[Encoded], window: int | None

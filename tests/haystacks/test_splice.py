@@ -1,0 +1,113 @@
+"""Needle haystacks spliced in token space are the haystacks built and tokenized as text."""
+
+from __future__ import annotations
+
+import pytest
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+from pytest_niah.config.niah import NiahConfig
+from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
+from pytest_niah.embed.loader import load_embedder
+from pytest_niah.haystacks.builder import HaystackBuilder
+from pytest_niah.haystacks.splice import SplicedEncoding
+from pytest_niah.inputs.needles import builtin_needle_set
+
+GROUPS = builtin_needle_set().select(["dietary-01", "location-02", "hobby-03"])
+GRID = (GROUPS.groups, (128, 512, 2048), 5, ("onehop", "literal"), ("default", "inverted"), 2)
+
+
+@pytest.fixture(scope="module")
+def static_tokenizer():
+    return load_embedder(NiahConfig(model="packaged-static")).tokenizer
+
+
+@pytest.mark.parametrize("which", ["minilm_tokenizer", "static_tokenizer"])
+def test_spliced_haystacks_are_exactly_the_haystacks_tokenized_as_text(
+    request, shared_corpus, which
+):
+    tokenizer = request.getfixturevalue(which)
+    assert tokenizer.splits_at_spaces
+    built = {}
+    for splice in (False, True):
+        builder = HaystackBuilder(shared_corpus, GROUPS, tokenizer, 7, splice=splice)
+        built[splice] = list(builder.blocks(*GRID))
+    spliced = 0
+    for text_block, id_block in zip(built[False], built[True], strict=True):
+        assert id_block.haystacks == text_block.haystacks  # texts, needle offsets, ids
+        own = tokenizer.encode_batch([h.text for h in id_block.haystacks])
+        for h, encoding, truth in zip(id_block.haystacks, id_block.encodings, own, strict=True):
+            spliced += isinstance(encoding, SplicedEncoding)
+            assert list(encoding.ids) == truth.ids and len(truth.ids) == h.length, h.id
+            assert encoding.offsets == truth.offsets, h.id
+            if not h.is_control:
+                assert truth.char_to_token(h.needle_char) == h.needle_offset, h.id
+                assert encoding.char_to_token(h.needle_char) == h.needle_offset, h.id
+    needle_haystacks = sum(not h.is_control for b in built[True] for h in b.haystacks)
+    # Most blocks are spliced; one whose cut last word segments anew alone (a unigram
+    # model) is tokenized as text, as before.
+    assert spliced >= needle_haystacks // 2
+
+
+def _tokenizer(pre, norm=None) -> HaystackTokenizer:
+    backend = Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1}, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre
+    if norm is not None:
+        backend.normalizer = norm
+    return HaystackTokenizer(backend)
+
+
+@pytest.mark.parametrize(
+    ("pre", "norm", "splits"),
+    [
+        (pre_tokenizers.BertPreTokenizer(), normalizers.BertNormalizer(), True),
+        (
+            pre_tokenizers.Sequence(
+                [
+                    pre_tokenizers.WhitespaceSplit(),
+                    pre_tokenizers.Metaspace(prepend_scheme="always"),
+                ]
+            ),
+            None,
+            True,
+        ),
+        # A marker only on the first piece, bytes with their spaces, no splitting at all, or
+        # a normalizer that rewrites across characters: tokens depend on their neighbours.
+        (
+            pre_tokenizers.Sequence(
+                [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(prepend_scheme="first")]
+            ),
+            None,
+            False,
+        ),
+        (pre_tokenizers.ByteLevel(), None, False),
+        (None, None, False),
+        (pre_tokenizers.WhitespaceSplit(), normalizers.Replace(" ", ""), False),
+    ],
+)
+def test_only_tokenizers_that_split_at_spaces_first_are_spliced(pre, norm, splits):
+    assert _tokenizer(pre, norm).splits_at_spaces is splits
+
+
+def test_a_tokenizer_without_the_property_is_never_spliced(shared_corpus, word_tokenizer):
+    builder = HaystackBuilder(shared_corpus, GROUPS, word_tokenizer, 7, splice=True)
+    block = next(iter(builder.blocks(*GRID)))
+    assert not any(isinstance(e, SplicedEncoding) for e in block.encodings)
+
+
+def test_a_needle_slot_between_a_lone_word_marker_and_its_word_is_built_from_text(
+    static_tokenizer, shared_corpus
+):
+    """The static model's unigram reads " brook" as "▁" + "brook", both starting at "b".
+
+    A needle slot between the two is a word start in characters but no boundary in ids
+    (found on the full default grid: language-04, 128 tokens, position 7 of 10).
+    """
+    needle_set = builtin_needle_set()
+    (group,) = needle_set.select(["language-04"]).groups
+    blocks = {}
+    for splice in (False, True):
+        builder = HaystackBuilder(shared_corpus, needle_set, static_tokenizer, 42, splice=splice)
+        blocks[splice] = builder.block(group, 128, 10, ("onehop",), ("default", "inverted"))
+    assert blocks[True].haystacks == blocks[False].haystacks
+    own = static_tokenizer.encode_batch([h.text for h in blocks[True].haystacks])
+    assert [list(e.ids) for e in blocks[True].encodings] == [e.ids for e in own]
