@@ -20,20 +20,18 @@ import stat
 import tempfile
 from pathlib import Path
 
+from pytest_niah.errors import NiahError
+
 TMP_MARK = ".niah-tmp-"  # in the name of every temporary file beside an output
 MiB = 1 << 20
 
 
-class ReadRefused(OSError):
+class ReadRefused(NiahError, OSError):
     """A file not read at all: not a regular file, or larger than the most that is read.
 
-    ``problem`` does not name the file: the caller's message does, in its own way.
+    Raised by :func:`read_bounded`. ``problem`` does not name the file: the caller's message
+    does, in its own way. An ``OSError`` too, so a caller's ``except OSError`` still holds.
     """
-
-    def __init__(self, problem: str, fix: str) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.fix = fix
 
 
 def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:

@@ -92,7 +92,7 @@ def read_book(path: Path) -> Book:
     try:
         raw = read_bounded(path, MAX_BOOK_BYTES, "corpus book")
     except ReadRefused as exc:
-        raise CorpusError(f"Corpus file {path}: {exc.problem}", f"{exc.fix}.") from None
+        raise CorpusError(f"Corpus file {path}: {exc.problem}", f"{exc.hint}.") from None
     except OSError as exc:
         raise CorpusError(
             f"Cannot read corpus file {path}: {exc.strerror or exc}",

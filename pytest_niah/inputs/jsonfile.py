@@ -76,7 +76,7 @@ def read_json(
     try:
         raw = read_bounded(source, MAX_JSON_BYTES, "JSON data file")
     except ReadRefused as exc:
-        raise error.at(source, f"{exc.problem}.", f"{exc.fix}.") from None
+        raise error.at(source, f"{exc.problem}.", f"{exc.hint}.") from None
     except FileNotFoundError:
         raise error.at(
             source,

@@ -258,7 +258,7 @@ def read_text(path: str | os.PathLike[str], what: str) -> str:
             data = gunzip_bounded(data, MAX_RESULTS_BYTES, what)
         return data.decode("utf-8-sig")
     except ReadRefused as exc:
-        raise ResultsError(f"{path}: {exc.problem}", exc.fix) from None
+        raise ResultsError(f"{path}: {exc.problem}", exc.hint) from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise ResultsError(
             f"{path}: not a {what} (a damaged gzip file: {exc})",

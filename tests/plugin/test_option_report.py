@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from pytest_niah.naming import results_file_names
 from pytest_niah.results.niah_results import NiahResults
 
 LITERAL = ("--niah-arms=literal",)
@@ -56,16 +57,19 @@ def test_report_with_a_baseline_holds_both_labels(niah):
     result = niah.run(*LITERAL, "--niah-compare=base", "--niah-report=rep")
     result.assert_outcomes(passed=niah.n_cases // 2 + 2)
     folder = niah.pytester.path / "rep"
+    # The baseline shows as "lexical-tfidf (base)": named by the one label rule, hashed.
+    own, base = results_file_names(["lexical-tfidf", "lexical-tfidf (base)"])
+    assert own == "results.lexical-tfidf.json" and base.startswith("results.lexical-tfidf-base-")
     assert {p.name for p in folder.iterdir()} == {
         "report.html",
         "cases.csv",
         "summary.md",
-        "results.lexical-tfidf.json",
-        "results.lexical-tfidf_base.json",
+        own,
+        base,
         "comparison.json",
     }
-    current = NiahResults.load(folder / "results.lexical-tfidf.json")
-    baseline = NiahResults.load(folder / "results.lexical-tfidf_base.json")
+    current = NiahResults.load(folder / own)
+    baseline = NiahResults.load(folder / base)
     assert current.to_json() == baseline.to_json()
     summary = read(folder / "summary.md")
     assert "## lexical-tfidf\n" in summary

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_niah.config.gate_expressions import parse_allowances
 from pytest_niah.errors import OutputError
+from pytest_niah.naming import results_file_names
 from pytest_niah.report import (
     ReportComparison,
     append_step_summary,
@@ -194,14 +195,14 @@ def test_render_html_without_comparisons_has_no_section(results: NiahResults) ->
 def test_report_writes_comparison_json(
     written: dict[str, Path], compared: ReportComparison
 ) -> None:
-    assert sorted(written) == [
-        "cases.csv",
-        "comparison.json",
-        "report.html",
-        "results.lexical_tfidf.json",
-        "results.lexical_tfidf_base.json",
-        "summary.md",
-    ]
+    # "lexical:tfidf" and its baseline "lexical:tfidf (base)": named by the one label rule.
+    own, base = results_file_names(["lexical:tfidf", "lexical:tfidf (base)"])
+    assert own.startswith("results.lexical-tfidf-") and base.startswith(
+        "results.lexical-tfidf-base-"
+    )
+    assert sorted(written) == sorted(
+        ["cases.csv", "comparison.json", "report.html", own, base, "summary.md"]
+    )
     data = json.loads(written["comparison.json"].read_text(encoding="utf-8"))
     (entry,) = data["comparisons"]
     assert entry["label"] == "lexical:tfidf" and entry["baseline"] == "base.json"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-# Loaded before pytest-niah reads its options: matplotlib then cannot be imported.
+# A plugin (-p), loaded before pytest-niah reads its options: matplotlib then cannot be
+# imported. Not a conftest: a run of the grid alone loads no conftest of the project.
 NO_MATPLOTLIB = """
 import sys
 
@@ -17,8 +18,8 @@ sys.modules["matplotlib"] = None  # "import matplotlib" raises ImportError
 
 
 def test_report_without_matplotlib_is_a_usage_error(niah_run):
-    niah_run.pytester.makeconftest(NO_MATPLOTLIB)
-    result = niah_run.run("--niah-report=report", subprocess=True)
+    niah_run.pytester.makepyfile(no_matplotlib=NO_MATPLOTLIB)
+    result = niah_run.run("-p", "no_matplotlib", "--niah-report=report", subprocess=True)
     niah_run.assert_usage_error(
         result,
         "--niah-report=",
@@ -29,8 +30,8 @@ def test_report_without_matplotlib_is_a_usage_error(niah_run):
 
 
 def test_without_report_matplotlib_is_not_needed(niah_run):
-    niah_run.pytester.makeconftest(NO_MATPLOTLIB)
-    result = niah_run.run("--niah-json=out.json", subprocess=True)
+    niah_run.pytester.makepyfile(no_matplotlib=NO_MATPLOTLIB)
+    result = niah_run.run("-p", "no_matplotlib", "--niah-json=out.json", subprocess=True)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
     niah_run.no_traceback(result)
     assert (niah_run.path / "out.json").is_file()

@@ -52,8 +52,9 @@ def test_check_name_takes_a_long_name_that_fits(tmp_path):
 def test_a_saved_run_path_that_cannot_be_looked_at_is_a_usage_error(niah_run):
     """Any OSError while looking for a saved run of that name (here a name too long for the
     file system beneath a usable store) is an output error naming the run, not INTERNALERROR."""
-    niah_run.pytester.makeconftest(
-        """
+    # A plugin (-p), not a conftest: a run of the grid alone loads no conftest of the project.
+    niah_run.pytester.makepyfile(
+        unreachable_store="""
         from pathlib import Path
 
         import pytest_niah.results.storage as storage
@@ -67,8 +68,8 @@ def test_a_saved_run_path_that_cannot_be_looked_at_is_a_usage_error(niah_run):
         """
     )
     (niah_run.path / ".niah" / "runs").mkdir(parents=True)  # the store is there
-    # A fresh interpreter: the conftest's patch must not outlive this test.
-    result = niah_run.run("--niah-save=base", subprocess=True)
+    # A fresh interpreter: the plugin's patch must not outlive this test.
+    result = niah_run.run("-p", "unreachable_store", "--niah-save=base", subprocess=True)
     niah_run.assert_usage_error(
         result,
         "--niah-save: run 'base' of model 'lexical-tfidf' cannot be saved at",
