@@ -227,9 +227,12 @@ def test_the_jina_v3_preset_sets_its_task_by_name_and_says_so(pytester, monkeypa
     assert scores(results) == scores(hand)
 
 
-def test_the_jina_v3_hf_port_preset_sets_no_task_and_says_so():
+def test_the_jina_v3_hf_port_preset_sets_no_task_and_says_so(monkeypatch, tmp_path):
     """The transformers port runs no remote code and takes no task: only a note."""
     name = f"{JINA_V3}-hf"
+    # Offline, a hub name is checked against the Hugging Face cache: one that holds it.
+    (tmp_path / f"models--{name.replace('/', '--')}" / "snapshots" / "r").mkdir(parents=True)
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path))
     check_model_name(name)  # no --niah-trust-remote-code needed
     port = SentenceTransformerEmbedder(name, device="cpu")
     assert port.encode_kwargs == {} and (port.query_prompt, port.doc_prompt) == ("", "")

@@ -143,7 +143,10 @@ def test_the_fixture_is_small_with_v4s_interface_and_its_tasks_change_its_vector
     assert tokens[0].shape[0] != tokens[1].shape[0]  # one vector per token
 
 
-def test_the_v4_preset_names_the_task_prompts_and_window_of_its_model_card():
+def test_the_v4_preset_names_the_task_prompts_and_window_of_its_model_card(monkeypatch, tmp_path):
+    # Offline, a name is checked against the Hugging Face cache too: one that holds it.
+    (tmp_path / f"models--{V4.replace('/', '--')}" / "snapshots" / "r").mkdir(parents=True)
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path))
     preset = MODEL_PRESETS[V4]
     assert preset.encode_kwargs == {"task": "text-matching"}
     assert (preset.query_prompt_name, preset.doc_prompt_name) == ("query", "query")
