@@ -64,7 +64,8 @@ CPU_COLD = {
     "packaged-minilm": {"cold": 1.02, "cold_tokens_cached": 1.02},
 }
 
-_MODULES_CONFTEST = """\
+# A plugin (-p), not a conftest: a run of the grid alone loads no conftest of its folder.
+_MODULES_PLUGIN = """\
 import json, os, sys
 
 def pytest_sessionfinish(session):
@@ -72,6 +73,15 @@ def pytest_sessionfinish(session):
     with open(os.environ["NIAH_BENCH_MODULES"], "w") as handle:
         json.dump({name: name in sys.modules for name in names}, handle)
 """
+
+
+def _modules_plugin(root: Path) -> tuple[list[str], dict[str, str]]:
+    """pytest arguments and environment that record which heavy modules a run imported."""
+    (root / "niah_bench_modules.py").write_text(_MODULES_PLUGIN)
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH", "")]))
+    env = os.environ | {"NIAH_BENCH_MODULES": str(root / "modules.json"), "PYTHONPATH": path}
+    return ["-p", "niah_bench_modules"], env
+
 
 _RSS_CHILD = """\
 import json, resource, sys
@@ -218,9 +228,8 @@ def warm_pytest(args: argparse.Namespace) -> dict[str, Any]:
     """(c): a warm pytest re-run against pytest alone on the same number of tests."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        (root / "conftest.py").write_text(_MODULES_CONFTEST)
-        env = os.environ | {"NIAH_BENCH_MODULES": str(root / "modules.json")}
-        command = [*PYTEST, *_pytest_args(args, root / "cache")]
+        plugin, env = _modules_plugin(root)
+        command = [*PYTEST, *plugin, *_pytest_args(args, root / "cache")]
         cold = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
         started = time.perf_counter()
         warm = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
@@ -280,11 +289,10 @@ def collection(args: argparse.Namespace) -> dict[str, Any]:
     """(e): collecting the full default grid, and whether torch was imported by then."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        (root / "conftest.py").write_text(_MODULES_CONFTEST)
-        env = os.environ | {"NIAH_BENCH_MODULES": str(root / "modules.json")}
+        plugin, env = _modules_plugin(root)
         started = time.perf_counter()
         done = subprocess.run(
-            [*PYTEST, f"--niah-model={args.model}", "--collect-only", "-q"],
+            [*PYTEST, *plugin, f"--niah-model={args.model}", "--collect-only", "-q"],
             cwd=root,
             capture_output=True,
             text=True,
