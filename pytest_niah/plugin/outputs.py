@@ -108,18 +108,9 @@ def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[Re
 def gate_outcomes(niah: NiahSession, finished: dict[str, NiahResults]) -> list[GateOutcome]:
     """Every gate of the run (what its gate tests check), for summary.md's headline."""
     from pytest_niah.report import GateOutcome
-    from pytest_niah.report.headline import gate_reason
 
     return [
-        GateOutcome(
-            label,
-            row.arm,
-            row.scoring,
-            row.length,
-            gate.verdict.metric,
-            gate.outcome,
-            gate_reason(gate.verdict, gate.outcome),
-        )
+        GateOutcome.of(label, (row.arm, row.scoring, row.length), gate.verdict, gate.outcome)
         for label, results in finished.items()
         for arm, scoring in results.variants
         for row in results.rows("length", arm, scoring)

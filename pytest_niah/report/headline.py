@@ -8,6 +8,7 @@ failed) and the gated table shows, per length, only the metrics a gate looked at
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,6 +57,15 @@ class GateOutcome:
     outcome: str
     reason: str = ""
 
+    @classmethod
+    def of(
+        cls, label: str, where: tuple[str, str, int], verdict: Verdict, outcome: str
+    ) -> GateOutcome:
+        """The outcome of ``verdict`` at ``where`` (arm, scoring, length), with its reason."""
+        arm, scoring, length = where
+        reason = gate_reason(verdict, outcome)
+        return cls(label, arm, scoring, length, verdict.metric, outcome, reason)
+
 
 def gate_reason(verdict: Verdict, outcome: str) -> str:
     """Why a gate warned or failed, in one short line; "" for a pass.
@@ -69,7 +79,7 @@ def gate_reason(verdict: Verdict, outcome: str) -> str:
     digits = metric_digits(verdict.metric)
     if verdict.state == UNPAIRED:
         return f"{name}: no cell paired with the baseline"
-    if verdict.point != verdict.point:  # NaN
+    if math.isnan(verdict.point):
         return f"{name} undefined in this run"
     comparison = verdict.kind == "comparison"
     point = (
@@ -98,17 +108,9 @@ def comparison_outcomes(
     pairs with is a *no paired cells* verdict, which fails (as the plugin's gate test does).
     """
     return [
-        GateOutcome(
-            c.label,
-            arm,
-            scoring,
-            length,
-            v.metric,
-            v.outcome(policy),
-            gate_reason(v, v.outcome(policy)),
-        )
+        GateOutcome.of(c.label, where, v, v.outcome(policy))
         for c in comparisons
-        for (arm, scoring, length), v in c.comparison.slice_verdicts(c.allowances)
+        for where, v in c.comparison.slice_verdicts(c.allowances)
     ]
 
 
