@@ -34,7 +34,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from pytest_niah.embed.remote_presets import is_tiktoken, remote_preset, served_
 from pytest_niah.embed.tiktoken_tokenizer import TiktokenTokenizer, load_tiktoken
 from pytest_niah.errors import ConfigError, EmbedderError
 from pytest_niah.haystacks.plan import QUERY, ModelInput
+
+if TYPE_CHECKING:
+    from pytest_niah.embed.server_fingerprint import ServerFingerprint
 
 WEIGHTS_NOTE = (
     "remote model: weights cannot be hashed; the identity is the endpoint's model name and "
@@ -120,6 +123,8 @@ class RemoteEmbedder:
         self.request_seconds: list[float] = []
         # The key of the server's measured answers (None: not measured yet).
         self.answers: str | None = None
+        # The fingerprint behind that key, as this run measured it (a shard part keeps it).
+        self.fingerprint: ServerFingerprint | None = None
         self._pinned: tuple[str, ModelIdentity] | None = None
         self._dim: int | None = None
         self._lock = threading.Lock()
@@ -187,9 +192,9 @@ class RemoteEmbedder:
             self._pinned = (self.answers, model_identity(source, base["settings"], versions=False))
         return self._pinned[1]
 
-    def pin_answers(self, key: str) -> None:
+    def pin_answers(self, key: str, fingerprint: ServerFingerprint) -> None:
         """Make the key of this run's server fingerprint part of the identity."""
-        self.answers = key
+        self.answers, self.fingerprint = key, fingerprint
 
     @cached_property
     def served_identity(self) -> ModelIdentity:

@@ -50,7 +50,12 @@ class Served(Embedder, Protocol):
         """What the endpoint reports, before any answer is measured."""
         ...
 
-    def pin_answers(self, key: str) -> None:
+    @property
+    def fingerprint(self) -> ServerFingerprint | None:
+        """This run's fingerprint, once pinned."""
+        ...
+
+    def pin_answers(self, key: str, fingerprint: ServerFingerprint) -> None:
         """Make ``key`` (of :func:`answers_key`) part of the model's identity."""
         ...
 

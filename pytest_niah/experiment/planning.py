@@ -131,7 +131,8 @@ def probe_window(
         noise = measure_noise(embedder)
         measured = measure(None, noise.pair)
         space = embedder.served_identity.digest
-        embedder.pin_answers(answers_key(ServerFingerprint.of(measured, noise), space, cache.work))
+        fingerprint = ServerFingerprint.of(measured, noise)
+        embedder.pin_answers(answers_key(fingerprint, space, cache.work), fingerprint)
         return measured
     store = None
     if cache.embeddings is not None and not embedder.fits_on_documents:

@@ -21,7 +21,7 @@ import json
 import re
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from pytest_niah.config.niah import NiahConfig
 from pytest_niah.config.parsers import named
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.runner import VectorTable
+from pytest_niah.embed.server_fingerprint import ServerFingerprint, is_served
 from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.experiment import (
     CachePolicy,
@@ -151,6 +152,8 @@ def run_shard(
         "config": config.to_dict(),
         "layout": layout.to_dict(),
     }
+    if is_served(run.embedder) and run.embedder.fingerprint is not None:
+        manifest["server"] = asdict(run.embedder.fingerprint)
     path = Path(folder) / shard.file_name
     write_part(path, manifest, mine, matrix)
     return path
@@ -201,6 +204,38 @@ class Part:
         """Hash of the run this part belongs to (config and layout)."""
         run = {"config": self.manifest["config"], "layout": self.manifest["layout"]}
         return hashlib.sha256(json.dumps(run, sort_keys=True).encode()).hexdigest()
+
+    @property
+    def unpinned_digest(self) -> str:
+        """:attr:`layout_digest` with a served model's answers left out of its identity."""
+        layout = json.loads(json.dumps(self.manifest["layout"]))
+        model = layout.get("model")
+        if isinstance(model, dict):
+            model.pop("fingerprint", None)
+            source = model.get("identity", {}).get("source")
+            if isinstance(source, dict):
+                source.pop("answers", None)
+        run = {"config": self.manifest["config"], "layout": layout}
+        return hashlib.sha256(json.dumps(run, sort_keys=True).encode()).hexdigest()
+
+    @property
+    def server(self) -> ServerFingerprint | None:
+        """The served model's fingerprint as its shard job measured it (else ``None``)."""
+        return ServerFingerprint.from_dict(self.manifest.get("server"))
+
+
+def same_served_run(a: Part, b: Part) -> bool:
+    """Parts of one run on a server that is not bit-deterministic.
+
+    Each shard job measures the server and keys its answers in its own cache, so a server
+    whose vectors move a little from call to call (GPU kernels) gives each job another
+    answers key. Such parts are one run when everything else is the same and their
+    fingerprints match within the server's measured noise (the rule a cache uses).
+    """
+    ours, theirs = a.server, b.server
+    if ours is None or theirs is None or a.unpinned_digest != b.unpinned_digest:
+        return False
+    return ours.matches(theirs)
 
 
 def read_part(path: Path) -> Part:
@@ -291,7 +326,7 @@ def results_from_shards(config: NiahConfig, folder: str | Path) -> NiahResults:
                 f"{first.shard.count}",
                 "use the parts of one sharded run only",
             )
-        if part.layout_digest != first.layout_digest:
+        if part.layout_digest != first.layout_digest and not same_served_run(first, part):
             raise ShardError(
                 f"{part.path} comes from another run than {first.path.name} "
                 f"({_what_differs(first.manifest, part.manifest)})",
@@ -364,6 +399,12 @@ def _what_differs(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
         keys = sorted(k for k in a["config"] if a["config"].get(k) != b["config"].get(k))
         return "config: " + ", ".join(keys)
     la, lb = a["layout"], b["layout"]
+    ours, theirs = (ServerFingerprint.from_dict(m.get("server")) for m in (a, b))
+    if ours is not None and theirs is not None and not ours.matches(theirs):
+        return (
+            "the server answered otherwise: its window or its vectors of fixed texts moved "
+            "beyond its measured noise, as when another model is behind the same address"
+        )
     if la["model"] != lb["model"]:
         return "model identity " + str(lb["model"].get("fingerprint", "?"))[:12]
     return "haystacks or data"
