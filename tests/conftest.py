@@ -46,8 +46,29 @@ def _installed(name: str) -> bool:
     return where.startswith(_INSTALLED)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Import sentence-transformers (and torch) once, now, when a selected test may need it.
+# -- xdist: one worker per module, the slow modules first -----------------------------------------
+# xdist's default ("load") hands a module's tests to whichever worker is free, so every worker
+# that gets one of them builds the module's fixtures again: the real-model grid was embedded
+# twice. "loadscope" gives each module (each class) to one worker; the slow ones go out first
+# so that the longest units do not start last. An explicit --dist is left as given.
+
+
+def _dist_chosen(config: pytest.Config) -> bool:
+    given = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    return any(arg == "-d" or arg.startswith("--dist") for arg in given)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "dist", "no") == "load" and not _dist_chosen(config):
+        config.option.dist = "loadscope"
+        config.option.loadscopereorder = False  # keep the order chosen below
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker, the slow tests first (a stable sort: the same order on every worker).
+
+    Also import sentence-transformers (and torch) once, now, when a selected test may need it.
 
     An import of torch that stops half way (an inner pytester run stopped by ``pytest.exit``,
     a worker thread's deadlock guard) leaves its C registrations behind while Python forgets
@@ -55,6 +76,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ..."). Importing it here, in the main thread and before any test, rules that out. A run
     of pure unit tests (``-k`` on one of them) still starts without it.
     """
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if any(
         "pytester" in getattr(i, "fixturenames", ()) or i.get_closest_marker("slow") for i in items
     ):

@@ -7,8 +7,10 @@ groups of the set, as :mod:`pytest_niah.measure.scoring` scores them.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -182,3 +184,10 @@ def with_cases(run: NiahResults, cases: Iterable[CaseResult]) -> NiahResults:
     """``run`` with other cases (same negatives), its tables recomputed."""
     cases = tuple(cases)
     return dataclasses.replace(run, cases=cases, tables=summarize(cases, run.negatives))
+
+
+def at(data: dict[str, Any], edit: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
+    """A deep copy of a results document with ``edit`` applied (the original is left alone)."""
+    data = copy.deepcopy(data)
+    edit(data)
+    return data
