@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from pytest_niah.measure.gates import Gate
 from pytest_niah.measure.records import MetricRow
-from pytest_niah.measure.verdicts import worst_outcome
 from pytest_niah.plugin.session import NiahSession
 from pytest_niah.report.measured_window import window_note
 from pytest_niah.report.speed_text import NOT_RECORDED, speed_line, speed_test_line
@@ -20,12 +18,6 @@ if TYPE_CHECKING:
     from pytest_niah.experiment.run_report import RunReport
 
 
-def gate_cell(gates: Sequence[Gate]) -> str:
-    """The table's gate column: the worst outcome of a length's gates."""
-    outcome = worst_outcome(g.outcome for g in gates)
-    return "-" if outcome is None else "FAIL" if outcome == "fail" else outcome
-
-
 def summary_lines(session: NiahSession, label: str, results: NiahResults) -> list[str]:
     """The terminal summary of one model: tables, gate details, the run, the comparison."""
     lines: list[str] = []
@@ -34,8 +26,8 @@ def summary_lines(session: NiahSession, label: str, results: NiahResults) -> lis
         details: list[str] = []
         cells: dict[int, str] = {}
         for row in results.rows("length", arm, scoring):
-            gates = session.gates(label, row, results) if session.gated(row.length) else []
-            cells[row.length] = gate_cell(gates)
+            gates = session.gates(label, row, results)
+            cells[row.length] = gates.cell
             details.extend(
                 f"  L{row.length} {g.outcome.upper()} {g.message()}"
                 for g in gates
