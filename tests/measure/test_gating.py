@@ -7,6 +7,7 @@ is seen alone (``compare_results`` builds the same records from two runs).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -311,6 +312,14 @@ def test_the_gate_column_shows_the_worst_outcome(outcomes, worst, cell):
     assert worst_outcome(outcomes) == worst and worst_outcome(reversed(outcomes)) == worst
     assert gate_cell(gates) == cell == LengthGates(WHERE, gates).cell
     assert LengthGates(WHERE, gates).outcome == worst
+
+
+def test_a_lengths_gates_are_a_value_the_summary_and_the_test_share_unchanged():
+    verdict = minimum_verdict(Interval("auc", 0.8, 0.7, 0.9, 0.01, 8), 0.6)
+    gates = LengthGates(WHERE, (Gate(MIN_AUC, verdict, "pass"),))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        gates.gates = ()  # type: ignore[misc]
+    assert len({gates, LengthGates(WHERE, (Gate(MIN_AUC, verdict, "pass"),))}) == 1
 
 
 # -- why, in one line --------------------------------------------------------------------------
