@@ -39,8 +39,6 @@ from pytest_niah.measure.verdicts import (
 MIN_AUC = "--niah-min-auc"
 MIN_RATIO = "--niah-min-ratio"
 COMPARE_FAIL = "--niah-compare-fail"
-# The minimum gates: the option and the metric it reads.
-MINIMUMS = ((MIN_AUC, "auc"), (MIN_RATIO, "comparative_ratio"))
 # Outcomes from worst to best: a length's (or a run's) outcome is its worst gate's.
 OUTCOME_ORDER: tuple[Outcome, ...] = ("fail", "warn", "pass")
 Slice = tuple[str, str, int]  # (arm, scoring, length)
@@ -314,7 +312,8 @@ def row_gates(
     A metric without an interval in ``intervals`` gets an inconclusive verdict.
     """
     gates = []
-    for (what, metric), thresholds in zip(MINIMUMS, (min_auc, min_ratio), strict=True):
+    minimums = ((MIN_AUC, "auc", min_auc), (MIN_RATIO, "comparative_ratio", min_ratio))
+    for what, metric, thresholds in minimums:  # the option, the metric it reads, its limits
         threshold = thresholds.at(row.length)
         if threshold is None:
             continue

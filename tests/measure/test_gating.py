@@ -322,6 +322,13 @@ def test_a_lengths_gates_are_a_value_the_summary_and_the_test_share_unchanged():
     assert len({gates, LengthGates(WHERE, (Gate(MIN_AUC, verdict, "pass"),))}) == 1
 
 
+def test_a_gates_outcome_is_a_value_too():
+    outcome = GateOutcome("m", "onehop", "whole", 256, "auc", "fail", "AUC 0.500")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        outcome.reason = ""  # type: ignore[misc]
+    assert len({outcome, GateOutcome("m", "onehop", "whole", 256, "auc", "fail", "AUC 0.500")}) == 1
+
+
 # -- why, in one line --------------------------------------------------------------------------
 
 
