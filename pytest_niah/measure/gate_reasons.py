@@ -105,7 +105,7 @@ def suggest_gates(intervals: Mapping[str, Sequence[IntervalRow]]) -> str:
             if row.metric not in dict(SUGGESTED) or not math.isfinite(row.low):
                 continue
             low = math.floor(row.low * 100) / 100
-            lows[row.metric, row.length] = min(lows.get((row.metric, row.length), 1.0), low)
+            lows[row.metric, row.length] = min(lows.get((row.metric, row.length), low), low)
             if low <= CHANCE:
                 where = row.arm if row.scoring == "whole" else f"{row.arm}/{row.scoring}"
                 at_chance[row.length].add(f"{label}: {where}" if several else where)
