@@ -87,7 +87,7 @@ def test_each_run_draws_a_fresh_sample_and_prints_its_seed(mutate, capsys):
 
 def test_targets_cover_every_module_that_holds_a_rule(mutate):
     rules = {
-        "measure/gates.py",  # gating
+        "measure/gating.py",  # gating
         "measure/verdicts.py",
         "results/compare.py",
         "measure/scoring.py",

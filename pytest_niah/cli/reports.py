@@ -127,10 +127,13 @@ def gate_exit_code(comparisons: Sequence[ReportComparison], policy: str) -> int:
     pairs with fails (*no paired cells*). Each failing model gets one line on stderr with
     its verdict counts.
     """
+    from pytest_niah.measure.gating import comparison_gates
+
     code = EXIT_OK
     for comparison in comparisons:
-        verdicts = [v for _, v in comparison.comparison.slice_verdicts(comparison.allowances)]
-        failed = [v for v in verdicts if v.outcome(policy) == "fail"]
+        slices = comparison_gates(comparison.comparison, comparison.allowances, policy)
+        gates = [gate for length in slices for gate in length]
+        failed = [gate.verdict for gate in gates if gate.outcome == "fail"]
         if failed:
             code = EXIT_FAILED
             states = ", ".join(
@@ -138,7 +141,7 @@ def gate_exit_code(comparisons: Sequence[ReportComparison], policy: str) -> int:
                 for s in dict.fromkeys(v.state for v in failed)
             )
             print(
-                f"{PROG}: {comparison.title}: {len(failed)} of {len(verdicts)} gated changes "
+                f"{PROG}: {comparison.title}: {len(failed)} of {len(gates)} gated changes "
                 f"fail --compare-fail ({states})",
                 file=sys.stderr,
             )

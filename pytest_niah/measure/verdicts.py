@@ -12,23 +12,19 @@ bootstrap interval over needle groups:
   it; *inconclusive* otherwise.
 
 A comparison is made on the cells both runs measured, and says how many of this run's cells
-of its length that is. Three more rules, in this order, come before or after the interval's:
-
-- no paired cell (the two runs share no cell of the slice: other lengths, needle groups,
-  positions or orders): *no paired cells*, an error that fails whatever the inconclusive
-  policy says, never a verdict a policy can pass;
-- a metric undefined in the baseline has nothing to fall from: *within allowance*;
-- a passing comparison becomes *inconclusive* when the grid cannot show a change at its
-  length (the coverage rule of :mod:`pytest_niah.results.compare`), or when it pairs fewer
-  than half of this run's cells of its length: the cells it left out may hold the
-  regression. The minority one fails under ``auto`` (see :meth:`Verdict.outcome`).
+of its length that is. Before or after the interval's rules: no paired cell is *no paired
+cells*, an error whatever the inconclusive policy says; a metric undefined in the baseline
+has nothing to fall from (*within allowance*); a passing comparison becomes *inconclusive*
+when the grid cannot show a change at its length (coverage, :mod:`pytest_niah.results.compare`)
+or when it pairs fewer than half of this run's cells there: those left out may hold the
+regression. Which gates a length has, and the rules over them, are
+:mod:`pytest_niah.measure.gating`'s.
 
 A passing state needs the point inside the limit too: a percentile interval need not
-contain its point estimate, and a gate must never pass what a point gate would fail.
-
-Every verdict carries the minimum detectable effect at this grid size (:data:`MDE_Z` times
-the standard error: a 5% two-sided test with 80% power) and what would resolve an
-inconclusive one. What an inconclusive verdict does is a policy (``--niah-inconclusive``):
+contain its point estimate, and a gate must never pass what a point gate would fail. Every
+verdict carries the minimum detectable effect at this grid size (:data:`MDE_Z` times the
+standard error: a 5% two-sided test with 80% power) and what would resolve an inconclusive
+one. ``--niah-inconclusive`` says what an inconclusive verdict does (:meth:`Verdict.outcome`):
 ``auto`` fails it when the point estimate is past the limit (or the comparison pairs a
 minority of the cells) and warns otherwise, exactly as strict as a point gate, never weaker.
 """
@@ -36,7 +32,6 @@ minority of the cells) and warns otherwise, exactly as strict as a point gate, n
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -55,13 +50,10 @@ State = Literal[
     "no paired cells",
 ]
 Outcome = Literal["fail", "warn", "pass"]
-# Outcomes from worst to best: a length's (or a run's) outcome is its worst gate's.
-OUTCOME_ORDER: tuple[Outcome, ...] = ("fail", "warn", "pass")
 UNPAIRED: State = "no paired cells"
 FAILING: frozenset[str] = frozenset({"regressed", "below threshold", UNPAIRED})
 PASSING: frozenset[str] = frozenset({"improved", "within allowance", "meets threshold"})
-# A suggestion to add needle groups is made only up to this many (see realistic_groups):
-# beyond it, the verdict names the other levers instead.
+# Suggest more needle groups only up to this many (realistic_groups); beyond, other levers.
 REALISTIC_GROUPS_FACTOR = 10
 REALISTIC_GROUPS = 1000
 
@@ -124,12 +116,6 @@ class Verdict:
         raise ValueError(f"unknown inconclusive policy {policy!r}: use auto, fail, warn or pass")
 
 
-def worst_outcome(outcomes: Iterable[str]) -> Outcome | None:
-    """The worst of some gates' outcomes (``fail`` > ``warn`` > ``pass``); None for none."""
-    present = set(outcomes)
-    return next((outcome for outcome in OUTCOME_ORDER if outcome in present), None)
-
-
 def compare_verdict(
     delta: Interval,
     allowed_drop: float,
@@ -150,35 +136,9 @@ def compare_verdict(
             compared, *no paired cells* whatever the numbers.
         run_cells: This run's cells at this length.
     """
-    drop = -delta.point
-    past = not drop <= allowed_drop  # NaN (undefined now) counts as past
-    resolve = ""
-    if paired_cells == 0:
-        state: State = UNPAIRED
-        reason = "no cell of this arm, scoring and length is paired with the baseline"
-        resolve = "compare with a baseline that measured it"
-    elif baseline_undefined:
-        state, reason, past = (
-            "within allowance",
-            "undefined in the baseline: nothing to fall from",
-            False,
-        )
-    elif math.isnan(delta.point):
-        state, reason = "regressed", "the metric is undefined in this run"
-    elif drop > allowed_drop and delta.high < 0:
-        state, reason = "regressed", ""
-    elif delta.point > allowed_drop and delta.low > allowed_drop:
-        state, reason = "improved", ""
-    elif not past and delta.low >= -allowed_drop:
-        state, reason = "within allowance", ""
-    else:
-        because = (
-            "the point estimate lies past the allowance, outside its own interval"
-            if delta.low >= -allowed_drop
-            else "the change's interval reaches past the allowance"
-        )
-        state, reason = "inconclusive", _why(delta, because)
-        resolve = _resolve(delta, allowed_drop, comparison=True)
+    state, reason, resolve, past = _change_state(
+        delta, allowed_drop, baseline_undefined=baseline_undefined, unpaired=paired_cells == 0
+    )
     verdict = Verdict(
         kind="comparison",
         metric=delta.metric,
@@ -195,6 +155,39 @@ def compare_verdict(
         paired_cells=paired_cells,
         run_cells=run_cells,
     )
+    return _unresolved_or_minority(verdict, unresolved)
+
+
+def _change_state(
+    delta: Interval, allowed_drop: float, *, baseline_undefined: bool, unpaired: bool
+) -> tuple[State, str, str, bool]:
+    """A change's state from its interval: (state, reason, resolve, past the limit)."""
+    drop = -delta.point
+    past = not drop <= allowed_drop  # NaN (undefined now) counts as past
+    if unpaired:
+        why = "no cell of this arm, scoring and length is paired with the baseline"
+        return UNPAIRED, why, "compare with a baseline that measured it", past
+    if baseline_undefined:
+        return "within allowance", "undefined in the baseline: nothing to fall from", "", False
+    if math.isnan(delta.point):
+        return "regressed", "the metric is undefined in this run", "", past
+    if drop > allowed_drop and delta.high < 0:
+        return "regressed", "", "", past
+    if delta.point > allowed_drop and delta.low > allowed_drop:
+        return "improved", "", "", past
+    if not past and delta.low >= -allowed_drop:
+        return "within allowance", "", "", past
+    because = (
+        "the point estimate lies past the allowance, outside its own interval"
+        if delta.low >= -allowed_drop
+        else "the change's interval reaches past the allowance"
+    )
+    resolve = _resolve(delta, allowed_drop, comparison=True)
+    return "inconclusive", _why(delta, because), resolve, past
+
+
+def _unresolved_or_minority(verdict: Verdict, unresolved: str) -> Verdict:
+    """A passing change the grid cannot show, or one pairing a minority of cells: inconclusive."""
     if verdict.state in PASSING and unresolved:
         verdict = replace(
             verdict,
@@ -207,8 +200,8 @@ def compare_verdict(
             verdict,
             state="inconclusive",
             reason=(
-                f"only {paired_cells} of this run's {run_cells} cells at this length are "
-                "paired with the baseline: the others may hold a regression"
+                f"only {verdict.paired_cells} of this run's {verdict.run_cells} cells at this "
+                "length are paired with the baseline: the others may hold a regression"
             ),
             resolve="compare with a baseline of this run's grid (save one with --niah-save)",
         )

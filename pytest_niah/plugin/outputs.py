@@ -16,7 +16,8 @@ from pytest_niah.errors import NiahError
 from pytest_niah.plugin.session import NiahSession
 
 if TYPE_CHECKING:
-    from pytest_niah.report import GateOutcome, ReportComparison
+    from pytest_niah.measure.gate_reasons import GateOutcome
+    from pytest_niah.report import ReportComparison
     from pytest_niah.results.niah_results import NiahResults
 
 
@@ -107,15 +108,12 @@ def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[Re
 
 def gate_outcomes(niah: NiahSession, finished: dict[str, NiahResults]) -> list[GateOutcome]:
     """Every gate of the run (what its gate tests check), for summary.md's headline."""
-    from pytest_niah.report import GateOutcome
-
     return [
-        GateOutcome.of(label, (row.arm, row.scoring, row.length), gate.verdict, gate.outcome)
+        outcome
         for label, results in finished.items()
         for arm, scoring in results.variants
         for row in results.rows("length", arm, scoring)
-        if niah.gated(row.length)
-        for gate in niah.gates(label, row, results)
+        for outcome in niah.gates(label, row, results).outcomes(label)
     ]
 
 

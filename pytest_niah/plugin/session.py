@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pytest_niah.errors import NiahError
     from pytest_niah.experiment import Inputs
     from pytest_niah.experiment.run_report import RunReport
-    from pytest_niah.measure.gates import Gate
+    from pytest_niah.measure.gating import LengthGates
     from pytest_niah.measure.records import MetricRow
     from pytest_niah.plugin.baselines import Baselines
     from pytest_niah.progress import Progress
@@ -337,28 +337,23 @@ class NiahSession:
 
     # -- gates --------------------------------------------------------------------------------
 
-    def gates(self, label: str, row: MetricRow, results: NiahResults) -> list[Gate]:
-        """Every gate that applies to one per-length row (:func:`row_gates`)."""
-        from pytest_niah.measure.gates import row_gates
+    def gates(self, label: str, row: MetricRow, results: NiahResults) -> LengthGates:
+        """Every gate of one per-length row, and its outcome (:func:`length_gates`)."""
+        from pytest_niah.measure.gating import length_gates
 
-        comparison = self.comparison(label) if self.compare_fail else None
-        compared = (
-            comparison.gate_verdicts(self.compare_fail, (row.arm, row.scoring, row.length))
-            if comparison is not None
-            else []
-        )
-        return row_gates(
+        return length_gates(
             row,
             results.intervals,
+            comparison=self.comparison(label) if self.compare_fail else None,  # only if gated
             min_auc=self.min_auc,
             min_ratio=self.min_ratio,
-            compared=compared,
+            allowances=self.compare_fail,
             policy=self.inconclusive,
         )
 
     def gated(self, length: int) -> bool:
         """Whether any gate applies at ``length`` (:func:`gated_at`)."""
-        from pytest_niah.measure.gates import gated_at
+        from pytest_niah.measure.gating import gated_at
 
         return gated_at(
             length, min_auc=self.min_auc, min_ratio=self.min_ratio, allowances=self.compare_fail

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from pytest_niah.measure.gates import Gate
+from pytest_niah.measure.gate_reasons import suggest_gates
 from pytest_niah.measure.records import MetricRow
-from pytest_niah.measure.verdicts import worst_outcome
 from pytest_niah.plugin.session import NiahSession
 from pytest_niah.report.measured_window import window_note
 from pytest_niah.report.speed_text import NOT_RECORDED, speed_line, speed_test_line
@@ -20,12 +17,6 @@ if TYPE_CHECKING:
     from pytest_niah.experiment.run_report import RunReport
 
 
-def gate_cell(gates: Sequence[Gate]) -> str:
-    """The table's gate column: the worst outcome of a length's gates."""
-    outcome = worst_outcome(g.outcome for g in gates)
-    return "-" if outcome is None else "FAIL" if outcome == "fail" else outcome
-
-
 def summary_lines(session: NiahSession, label: str, results: NiahResults) -> list[str]:
     """The terminal summary of one model: tables, gate details, the run, the comparison."""
     lines: list[str] = []
@@ -34,8 +25,8 @@ def summary_lines(session: NiahSession, label: str, results: NiahResults) -> lis
         details: list[str] = []
         cells: dict[int, str] = {}
         for row in results.rows("length", arm, scoring):
-            gates = session.gates(label, row, results) if session.gated(row.length) else []
-            cells[row.length] = gate_cell(gates)
+            gates = session.gates(label, row, results)
+            cells[row.length] = gates.cell
             details.extend(
                 f"  L{row.length} {g.outcome.upper()} {g.message()}"
                 for g in gates
@@ -111,57 +102,6 @@ def ungated_line(session: NiahSession, finished: dict[str, NiahResults]) -> str 
     return f"{head} nothing. {gate_suggestion(finished)}"
 
 
-# The gates a run suggests: a threshold of each metric, per length (its option's name).
-SUGGESTED = (("auc", "--niah-min-auc"), ("comparative_ratio", "--niah-min-ratio"))
-# Both metrics are 0.5 for a model that can not tell a needle's haystack from its control.
-CHANCE = 0.5
-
-
 def gate_suggestion(finished: Mapping[str, NiahResults]) -> str:
-    """The gates these results support, or why they support none.
-
-    Per length and metric (AUC and comparative ratio), the lowest lower bound of the 95%
-    interval over every model, arm and scoring, rounded down: the threshold these results
-    would meet. A length where some interval reaches 0.5 gets none: every threshold it would
-    meet passes a model at chance too, so there the sentence says ``at chance: no useful gate``
-    and names what is at chance.
-    """
-    several = len(finished) > 1
-    lows: dict[tuple[str, int], float] = {}
-    at_chance: dict[int, set[str]] = defaultdict(set)
-    for label, results in finished.items():
-        for row in results.intervals:
-            if row.metric not in dict(SUGGESTED) or not math.isfinite(row.low):
-                continue
-            low = math.floor(row.low * 100) / 100
-            lows[row.metric, row.length] = min(lows.get((row.metric, row.length), 1.0), low)
-            if low <= CHANCE:
-                where = row.arm if row.scoring == "whole" else f"{row.arm}/{row.scoring}"
-                at_chance[row.length].add(f"{label}: {where}" if several else where)
-    if not lows:
-        return (
-            "Fix: gate it with --niah-min-auc=T --niah-min-ratio=R (and --niah-bootstrap > 0 "
-            "for intervals that suggest them)"
-        )
-    lengths = sorted({n for _, n in lows})
-    useful = [n for n in lengths if n not in at_chance]
-    flags = [
-        f"{flag}={','.join(f'{n}={lows[metric, n]:.2f}' for n in useful if (metric, n) in lows)}"
-        for metric, flag in SUGGESTED
-        if any((metric, n) in lows for n in useful)
-    ]
-    parts = []
-    if flags:
-        parts.append(
-            f"Its own 95% intervals support {' '.join(flags)} (per length, the lowest lower "
-            "bound over models, arms and scorings)."
-        )
-    if at_chance:
-        chance = ", ".join(
-            f"{n} ({', '.join(sorted(at_chance[n]))})" for n in lengths if n in at_chance
-        )
-        parts.append(
-            f"At chance: no useful gate at {chance}: an AUC or comparative ratio interval "
-            "reaches 0.5, so any threshold these results meet there passes a random model too."
-        )
-    return " ".join(parts)
+    """The gates these results support, or why they support none (:func:`suggest_gates`)."""
+    return suggest_gates({label: results.intervals for label, results in finished.items()})

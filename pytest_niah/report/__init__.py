@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pytest_niah.errors import OutputError
 from pytest_niah.files import write_atomic
@@ -50,35 +51,23 @@ def write_report(
 ) -> dict[str, Path]:
     """Write a report of one model, or a comparison of several, into ``out_dir``.
 
-    Files: ``report.html`` (self-contained: images embedded as base64 PNG, no external
-    links or scripts), ``results.json`` (or ``results.<label>.json`` per model when there
-    are several), ``cases.csv`` (every case of every model, with a ``model`` column),
-    ``summary.md`` and, with ``comparisons``, ``comparison.json``. The folder is written as a
-    unit: the files go to a new folder that then replaces ``out_dir`` whole, so a kill
-    leaves the previous report or the new one, never files of both; a file of the previous
-    report that this one does not write is gone. With ``step_summary`` and
-    ``GITHUB_STEP_SUMMARY`` set, summary.md's text is appended to that file.
+    Files: ``report.html`` (self-contained: images as base64 PNG, no links or scripts),
+    ``results.json`` (``results.<label>.json`` each when several), ``cases.csv``,
+    ``summary.md`` and, with ``comparisons``, ``comparison.json``: in a new folder that then
+    replaces ``out_dir`` whole (a kill leaves the old report or the new one, never a mix).
 
     Args:
         results: One results object per model; at least one.
-        out_dir: The folder to write into (created if missing); it may hold only the files
-            of a report (nothing of the user's is ever dropped: it is refused instead).
-        labels: The display name of each model; defaults to each model's name, made unique.
-        comparisons: Each model's comparison with its baseline: a section of summary.md and
-            report.html (table, verdicts, a baseline-versus-current figure) and
-            ``comparison.json``.
-        step_summary: Append the summary to ``GITHUB_STEP_SUMMARY`` when it is set. A caller
-            that writes the step summary itself (:func:`write_step_summary`) passes False.
-        storage: A folder of saved runs (``--niah-storage``). When it holds runs of
-            ``history_labels``, report.html gets a History section: per label, each length's
-            AUC and comparative ratio over those runs with their intervals (a table and an
-            embedded plot, as ``pytest-niah history`` draws them), labelled by run name,
-            commit and model identity. ``None`` (the default): no history.
-        history_labels: The model labels whose saved runs to show; ``labels`` when ``None``.
+        out_dir: The folder (created if missing); it may hold only a report's files.
+        labels: Each model's display name; defaults to its name, made unique.
+        comparisons: Each model's comparison with its baseline (``comparison.json`` too).
+        step_summary: Append summary.md to ``GITHUB_STEP_SUMMARY`` when it is set (False
+            for a caller that writes it itself, :func:`write_step_summary`).
+        storage: Saved runs (``--niah-storage``): report.html's History section.
+        history_labels: The labels whose saved runs it shows; ``labels`` when ``None``.
         gates: Every gate's outcome, for summary.md's headline and gated tables; ``None``
-            counts the comparisons' ``--niah-compare-fail`` verdicts.
-        inconclusive: The policy that turns a comparison verdict into an outcome when
-            ``gates`` is ``None``.
+            counts the comparisons' ``--niah-compare-fail`` gates under ``inconclusive``.
+        inconclusive: The inconclusive policy when ``gates`` is ``None``.
 
     Returns:
         File name -> path of every file written into ``out_dir``.
@@ -86,35 +75,20 @@ def write_report(
     Raises:
         ValueError: no results, or labels that do not match them one to one.
         MatplotlibMissingError: matplotlib is not installed (nothing is written then).
-        OutputError: a file or the folder cannot be written, ``out_dir`` holds files that
-            are not a report, or the step summary cannot be appended to; the message names
-            the path.
+        OutputError: a file, the folder or the step summary cannot be written, or
+            ``out_dir`` holds files that are not a report; the message names the path.
     """
-    from pytest_niah.report.figures import comparison_figure, render_figures
-    from pytest_niah.report.html import render_html
-    from pytest_niah.report.speed_figure import with_baselines
-
     runs = list(results)
     names = check_labels(runs, labels)
-    figures = with_baselines(render_figures(runs, names), runs, names, comparisons)
-    comparison_png = comparison_figure(comparisons) if comparisons else None
+    figures = _figures(runs, names, comparisons)  # before anything else: needs matplotlib
     summary = summary_markdown(runs, names, comparisons, gates=gates, inconclusive=inconclusive)
     history = (
         _history_html(storage, names if history_labels is None else history_labels, runs, names)
         if storage is not None
         else ""
     )
-    html = render_html(runs, names, figures, comparisons, comparison_png, history)
     target = Path(out_dir)
-    texts: dict[str, str] = {"report.html": html}
-    texts.update(
-        {name: r.to_json() for name, r in zip(results_file_names(names), runs, strict=True)}
-    )
-    texts["cases.csv"] = cases_csv(runs, names)
-    texts["summary.md"] = summary
-    if comparisons:
-        texts["comparison.json"] = comparisons_json(comparisons)
-    written = _write_all(target, texts)
+    written = _write_all(target, _texts(runs, names, comparisons, figures, summary, history))
     if step_summary:
         try:
             append_step_summary(summary)
@@ -123,6 +97,43 @@ def write_report(
                 f"{exc.problem} (the report itself was written to {target})", exc.hint
             ) from None
     return written
+
+
+_Figures = tuple[list[tuple[Any, bytes]], bytes | None]  # (figures, comparison figure)
+
+
+def _figures(
+    runs: list[NiahResults], names: list[str], comparisons: Sequence[ReportComparison]
+) -> _Figures:
+    """The report's figures (with each baseline's speed) and the comparison figure."""
+    from pytest_niah.report.figures import comparison_figure, render_figures
+    from pytest_niah.report.speed_figure import with_baselines
+
+    figures = with_baselines(render_figures(runs, names), runs, names, comparisons)
+    return figures, comparison_figure(comparisons) if comparisons else None
+
+
+def _texts(
+    runs: list[NiahResults],
+    names: list[str],
+    comparisons: Sequence[ReportComparison],
+    figures: _Figures,
+    summary: str,
+    history: str,
+) -> dict[str, str]:
+    """Every file of the report folder, by name."""
+    from pytest_niah.report.html import render_html
+
+    html = render_html(runs, names, figures[0], comparisons, figures[1], history)
+    texts: dict[str, str] = {"report.html": html}
+    texts.update(
+        {name: r.to_json() for name, r in zip(results_file_names(names), runs, strict=True)}
+    )
+    texts["cases.csv"] = cases_csv(runs, names)
+    texts["summary.md"] = summary
+    if comparisons:
+        texts["comparison.json"] = comparisons_json(comparisons)
+    return texts
 
 
 def write_step_summary(

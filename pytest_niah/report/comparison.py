@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_niah.config.gate_expressions import Allowance
+from pytest_niah.measure.gating import slice_verdicts
 from pytest_niah.measure.verdicts import PASSING, UNPAIRED, verdict_message
 from pytest_niah.report.terminal_tables import comparison_cells, comparison_notes
 from pytest_niah.results.compare import Comparison
@@ -83,7 +84,7 @@ class ReportComparison:
         """One line per gate that does not pass outright (regressed, inconclusive, unpaired)."""
         return [
             verdict_message(f"{arm}/{scoring} L{length}", verdict)
-            for (arm, scoring, length), verdict in self.comparison.slice_verdicts(self.allowances)
+            for (arm, scoring, length), verdict in slice_verdicts(self.comparison, self.allowances)
             if verdict.state not in PASSING
         ]
 
@@ -93,7 +94,7 @@ class ReportComparison:
         Every gated slice of the current run counts, those the baseline did not measure too.
         """
         out: dict[str, int] = {}
-        for _, verdict in self.comparison.slice_verdicts(self.allowances):
+        for _, verdict in slice_verdicts(self.comparison, self.allowances):
             out[verdict.state] = out.get(verdict.state, 0) + 1
         return out
 
@@ -122,7 +123,7 @@ class ReportComparison:
                 "run_cells": v.run_cells,
                 "message": verdict_message(f"{arm}/{scoring} L{length}", v),
             }
-            for (arm, scoring, length), v in self.comparison.slice_verdicts(self.allowances)
+            for (arm, scoring, length), v in slice_verdicts(self.comparison, self.allowances)
         ]
         data = {
             "label": self.label,

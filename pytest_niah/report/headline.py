@@ -8,20 +8,13 @@ failed) and the gated table shows, per length, only the metrics a gate looked at
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_niah.config.vocabulary import METRIC_LABELS
-from pytest_niah.measure.verdicts import (
-    OUTCOME_ORDER,
-    UNPAIRED,
-    Verdict,
-    metric_digits,
-    worst_outcome,
-)
+from pytest_niah.measure.gate_reasons import GateOutcome as GateOutcome  # report's API
+from pytest_niah.measure.gate_reasons import gate_reason as gate_reason
+from pytest_niah.measure.gating import OUTCOME_ORDER, comparison_gates, worst_outcome
 from pytest_niah.report.comparison import ReportComparison
 from pytest_niah.report.escape import md_text
 
@@ -35,70 +28,6 @@ METRIC_COLUMNS = {
 }
 
 
-@dataclass(frozen=True)
-class GateOutcome:
-    """One gate's outcome at one length of one model.
-
-    Attributes:
-        label: The model's label.
-        arm: The arm.
-        scoring: The scoring.
-        length: The haystack length in tokens.
-        metric: The gated metric (``auc``, ``comparative_ratio``, ...).
-        outcome: ``pass``, ``warn`` or ``fail``.
-        reason: Why it warned or failed, one short line (:func:`gate_reason`); "" for a pass.
-    """
-
-    label: str
-    arm: str
-    scoring: str
-    length: int
-    metric: str
-    outcome: str
-    reason: str = ""
-
-    @classmethod
-    def of(
-        cls, label: str, where: tuple[str, str, int], verdict: Verdict, outcome: str
-    ) -> GateOutcome:
-        """The outcome of ``verdict`` at ``where`` (arm, scoring, length), with its reason."""
-        arm, scoring, length = where
-        reason = gate_reason(verdict, outcome)
-        return cls(label, arm, scoring, length, verdict.metric, outcome, reason)
-
-
-def gate_reason(verdict: Verdict, outcome: str) -> str:
-    """Why a gate warned or failed, in one short line; "" for a pass.
-
-    Threshold missed, drop past the allowance, inconclusive (its interval crosses the
-    limit), nothing paired with the baseline, or a metric undefined in this run.
-    """
-    if outcome == "pass":
-        return ""
-    name = METRIC_LABELS.get(verdict.metric, verdict.metric)
-    digits = metric_digits(verdict.metric)
-    if verdict.state == UNPAIRED:
-        return f"{name}: no cell paired with the baseline"
-    if math.isnan(verdict.point):
-        return f"{name} undefined in this run"
-    comparison = verdict.kind == "comparison"
-    point = (
-        f"{name} changed {verdict.point:+.{digits}f}"
-        if comparison
-        else f"{name} {verdict.point:.{digits}f}"
-    )
-    limit = (
-        f"allowed drop {verdict.limit:.{digits}f}" if comparison else f"threshold {verdict.limit:g}"
-    )
-    if verdict.state in ("regressed", "below threshold"):
-        missed = "fell past the" if comparison else "below the"
-        return f"{point}, {missed} {limit}"
-    if verdict.state == "inconclusive":
-        past = "; the point is past it" if verdict.past_limit and outcome == "fail" else ""
-        return f"{point}: inconclusive, its 95% interval crosses the {limit}{past}"
-    return f"{point}: {verdict.state} ({limit})"
-
-
 def comparison_outcomes(
     comparisons: Sequence[ReportComparison], policy: str = "auto"
 ) -> list[GateOutcome]:
@@ -108,9 +37,10 @@ def comparison_outcomes(
     pairs with is a *no paired cells* verdict, which fails (as the plugin's gate test does).
     """
     return [
-        GateOutcome.of(c.label, where, v, v.outcome(policy))
+        outcome
         for c in comparisons
-        for where, v in c.comparison.slice_verdicts(c.allowances)
+        for gates in comparison_gates(c.comparison, c.allowances, policy)
+        for outcome in gates.outcomes(c.label)
     ]
 
 

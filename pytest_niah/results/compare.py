@@ -14,7 +14,7 @@ and 126 tokens, say), a length whose haystacks extend past the smaller window, b
 needles all sit outside the region between the two windows, cannot show the difference: its
 comparison is inconclusive, whatever the interval says, and more positions would resolve it.
 Likewise a length where fewer than half of the current run's cells are paired
-(:mod:`pytest_niah.measure.verdicts` decides every verdict).
+(:mod:`pytest_niah.measure.gating` decides every gate).
 """
 
 from __future__ import annotations
@@ -27,15 +27,16 @@ from fractions import Fraction
 from typing import Any
 
 from pytest_niah.config.gate_expressions import Allowance
-from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.errors import CompareError
-from pytest_niah.measure.gates import unpaired_verdict
+from pytest_niah.measure.gating import (
+    compare_verdicts,
+    delta_verdicts,
+    slice_verdicts,
+)
 from pytest_niah.measure.meaningful import normalized_not_meaningful
 from pytest_niah.measure.metric_tables import NegativeKey, negatives_by_key, question_scores
-from pytest_niah.measure.metrics import METRICS, QuestionScores, point_metrics
 from pytest_niah.measure.records import CaseResult, NegativeScores
-from pytest_niah.measure.stats import Interval, paired_bootstrap_delta
-from pytest_niah.measure.verdicts import UNPAIRED, Verdict, compare_verdict
+from pytest_niah.measure.verdicts import Verdict
 from pytest_niah.results.compatibility import (
     Difference,
     check_comparable,
@@ -44,94 +45,14 @@ from pytest_niah.results.compatibility import (
     no_common_draw,
     pairs_by_draw,
 )
+from pytest_niah.results.deltas import Delta as Delta  # the comparison's records
+from pytest_niah.results.deltas import metric_deltas
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.windows_compared import coverage_gap
 from pytest_niah.results.windows_compared import window_change as window_change  # tests
 
 _Slice = tuple[str, str, int]  # (arm, scoring, length)
 _CellKey = tuple[str, str, str, str, int, int, Fraction, int | None]
-
-
-@dataclass(frozen=True)
-class Delta:
-    """The change of one metric at one length, on the cells both runs measured.
-
-    Attributes:
-        baseline: The metric of the baseline run on the paired cells.
-        current: The metric of the current run on the same cells.
-        delta: ``current - baseline`` (NaN where either is undefined).
-        low: Lower bound of the 95% paired-bootstrap interval of ``delta``.
-        high: Upper bound.
-        se: Standard error of ``delta`` (bootstrap).
-        groups: Needle groups paired.
-        cells: Paired cases.
-        unresolved: Why the grid cannot show a change at this length (coverage), or "".
-        run_cells: This run's cases at this arm, scoring and length (paired or not);
-            ``None``: as many as were paired.
-        current_not_meaningful: Why this run's value means nothing (its own table shows
-            ``n/m``), or "" (:func:`~pytest_niah.measure.meaningful.normalized_not_meaningful`).
-        baseline_not_meaningful: The same for the baseline's value.
-    """
-
-    arm: str
-    scoring: str
-    length: int
-    metric: str
-    baseline: float
-    current: float
-    delta: float
-    low: float
-    high: float
-    se: float
-    groups: int
-    cells: int
-    unresolved: str = ""
-    run_cells: int | None = None
-    current_not_meaningful: str = ""
-    baseline_not_meaningful: str = ""
-
-    @property
-    def not_meaningful(self) -> str:
-        """Why the change means nothing (either side's value does not), or ""."""
-        sides = [
-            f"{side}: {why}"
-            for side, why in (
-                ("this run", self.current_not_meaningful),
-                ("the baseline", self.baseline_not_meaningful),
-            )
-            if why
-        ]
-        return "; ".join(sides)
-
-    def interval(self) -> Interval:
-        """The change as an :class:`Interval`."""
-        return Interval(self.metric, self.delta, self.low, self.high, self.se, self.groups)
-
-    def verdict(self, allowance: Allowance) -> Verdict:
-        """The verdict on this change under ``allowance`` (:func:`compare_verdict`).
-
-        A change of a value that means nothing (``n/m``) is inconclusive whatever its
-        interval says: a model falling to chance can look like a gain of normalized
-        similarity, and one rising from chance like a loss.
-        """
-        verdict = compare_verdict(
-            self.interval(),
-            allowance.allowed(self.baseline),
-            baseline_undefined=math.isnan(self.baseline),
-            unresolved=self.unresolved,
-            paired_cells=self.cells,
-            run_cells=self.cells if self.run_cells is None else self.run_cells,
-        )
-        if self.not_meaningful and verdict.state != UNPAIRED:
-            label = METRIC_LABELS.get(self.metric, self.metric)
-            verdict = replace(
-                verdict,
-                state="inconclusive",
-                past_limit=False,
-                reason=f"{label} is not meaningful here ({self.not_meaningful})",
-                resolve="gate AUC or comparative ratio instead",
-            )
-        return verdict
 
 
 @dataclass(frozen=True)
@@ -168,30 +89,16 @@ class Comparison:
     def verdicts(
         self, allowances: Sequence[Allowance], where: _Slice | None = None
     ) -> list[tuple[Delta, Verdict]]:
-        """Each gated delta (of one slice, or all) with its verdict."""
-        out = []
-        for d in self.deltas:
-            if where is not None and (d.arm, d.scoring, d.length) != where:
-                continue
-            for allowance in allowances:
-                if allowance.metric == d.metric:
-                    out.append((d, d.verdict(allowance)))
-        return out
+        """Each gated delta (of one slice, or all) with its verdict (:func:`delta_verdicts`)."""
+        return delta_verdicts(self.deltas, allowances, where)
 
     def slice_verdicts(self, allowances: Sequence[Allowance]) -> list[tuple[_Slice, Verdict]]:
-        """:meth:`gate_verdicts` of every slice of the current run, paired or not, in order."""
-        slices = self.run_cells or self.paired
-        return [(where, v) for where in slices for v in self.gate_verdicts(allowances, where)]
+        """Every slice's gate verdicts (:func:`~pytest_niah.measure.gating.slice_verdicts`)."""
+        return slice_verdicts(self, allowances)
 
     def gate_verdicts(self, allowances: Sequence[Allowance], where: _Slice) -> list[Verdict]:
-        """The ``--niah-compare-fail`` verdicts of one slice of the current run.
-
-        A slice no cell of the baseline pairs with gets :func:`unpaired_verdict` for each
-        allowance: nothing was compared there, an error whatever the inconclusive policy.
-        """
-        if not self.paired.get(where):
-            return [unpaired_verdict(a, self.run_cells.get(where, 0)) for a in allowances]
-        return [v for _, v in self.verdicts(allowances, where)]
+        """One slice's gate verdicts (:func:`~pytest_niah.measure.gating.compare_verdicts`)."""
+        return compare_verdicts(self, allowances, where)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; NaN becomes ``null``."""
@@ -238,22 +145,10 @@ def compare_results(
     allowed = check_comparable(current, baseline, allow=allow, source=source, flags=flags)
     by_draw = pairs_by_draw(current, baseline)
     cur_cells, base_cells = _cells(current, by_draw), _cells(baseline, by_draw)
-    slices: dict[_Slice, list[_CellKey]] = defaultdict(list)
-    run_cells: dict[_Slice, int] = defaultdict(int)
-    for key, case in cur_cells.items():  # the current run's case order
-        run_cells[case.arm, case.scoring, case.length] += 1
-        if key in base_cells:
-            slices[case.arm, case.scoring, case.length].append(key)
+    slices, run_cells = _paired_slices(cur_cells, base_cells)
     paired = {where: len(keys) for where, keys in slices.items()}
     if not paired:
-        why = no_common_draw(current, baseline)
-        why = why or "no needle group, arm, order, length and position in common"
-        raise CompareError(
-            f"{flags}compare: the baseline{f' ({source})' if source else ''} shares no cell "
-            f"with this run ({why})",
-            "compare with a run of the same needle groups and grid"
-            + (" that drew one of the same seeds" if why.startswith("no haystack") else ""),
-        )
+        raise _no_common_cell(current, baseline, source, flags)
     cur_negs, base_negs = negatives_by_key(current.negatives), negatives_by_key(baseline.negatives)
     deltas = []
     for where, keys in slices.items():
@@ -266,7 +161,7 @@ def compare_results(
         base_q = question_scores(base_cases, base_negs, negative_ids=keep[1])
         unresolved = coverage_gap(current, baseline, where, cur_cases, base_cases)
         cells = (len(keys), run_cells[where])
-        found = _deltas(where, cells, cur_q, base_q, n_resamples, seed, unresolved)
+        found = metric_deltas(where, cells, cur_q, base_q, n_resamples, seed, unresolved)
         deltas.extend(
             _marked(found, _not_meaningful(current, where), _not_meaningful(baseline, where))
         )
@@ -279,6 +174,32 @@ def compare_results(
         allowed=tuple(allowed),
         run_cells=dict(run_cells),
         windows=window_change(current.model, baseline.model),
+    )
+
+
+def _paired_slices(
+    cur_cells: dict[_CellKey, CaseResult], base_cells: dict[_CellKey, CaseResult]
+) -> tuple[dict[_Slice, list[_CellKey]], dict[_Slice, int]]:
+    """Per slice, the current run's cells the baseline shares, and all its cells (its order)."""
+    slices: dict[_Slice, list[_CellKey]] = defaultdict(list)
+    run_cells: dict[_Slice, int] = defaultdict(int)
+    for key, case in cur_cells.items():
+        run_cells[case.arm, case.scoring, case.length] += 1
+        if key in base_cells:
+            slices[case.arm, case.scoring, case.length].append(key)
+    return slices, run_cells
+
+
+def _no_common_cell(
+    current: NiahResults, baseline: NiahResults, source: str, flags: str
+) -> CompareError:
+    why = no_common_draw(current, baseline)
+    why = why or "no needle group, arm, order, length and position in common"
+    return CompareError(
+        f"{flags}compare: the baseline{f' ({source})' if source else ''} shares no cell "
+        f"with this run ({why})",
+        "compare with a run of the same needle groups and grid"
+        + (" that drew one of the same seeds" if why.startswith("no haystack") else ""),
     )
 
 
@@ -348,43 +269,3 @@ def _marked(deltas: list[Delta], current: str, baseline: str) -> list[Delta]:
         else d
         for d in deltas
     ]
-
-
-def _deltas(
-    where: _Slice,
-    cells: tuple[int, int],
-    current: list[QuestionScores],
-    baseline: list[QuestionScores],
-    n_resamples: int,
-    seed: int,
-    unresolved: str,
-) -> list[Delta]:
-    """One delta per metric; ``cells`` is (paired, this run's); no resamples, no interval."""
-    cur, base = point_metrics(current), point_metrics(baseline)
-    shared = len({q.group_id for q in current} & {q.group_id for q in baseline})
-    out = []
-    for metric in METRICS:
-        interval = (
-            paired_bootstrap_delta(
-                current, baseline, metric=metric, n_resamples=n_resamples, seed=seed
-            )
-            if n_resamples
-            else Interval(metric, math.nan, math.nan, math.nan, math.nan, shared)
-        )
-        out.append(
-            Delta(
-                *where,
-                metric=metric,
-                baseline=base[metric],
-                current=cur[metric],
-                delta=cur[metric] - base[metric],
-                low=interval.low,
-                high=interval.high,
-                se=interval.se,
-                groups=interval.groups,
-                cells=cells[0],
-                unresolved=unresolved,
-                run_cells=cells[1],
-            )
-        )
-    return out

@@ -1,4 +1,4 @@
-"""A gate is a value (pytest_niah.measure.gates.Gate): immutable and hashable, like its verdict.
+"""A gate is a value (pytest_niah.measure.gating.Gate): immutable and hashable, like its verdict.
 
 Found by mutation testing: ``frozen=True`` could be dropped without a test noticing. A gate
 built for one row is shown in several places (test outcome, terminal notes); none may
@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 
 from pytest_niah.config.gate_expressions import Allowance
-from pytest_niah.measure.gates import COMPARE_FAIL, Gate, unpaired_verdict
+from pytest_niah.measure.gating import COMPARE_FAIL, Gate, unpaired_verdict
 
 
 def test_a_gate_is_immutable_and_hashable():

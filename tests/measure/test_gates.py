@@ -1,4 +1,4 @@
-"""The gates of one per-length row (pytest_niah.measure.gates): which apply, and what they do."""
+"""The gates of one per-length row (pytest_niah.measure.gating): which apply, and what they do."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 
 from pytest_niah.config.gate_expressions import Allowance, Thresholds
-from pytest_niah.measure.gates import Gate, gated_at, row_gates, unpaired_verdict
+from pytest_niah.measure.gating import Gate, gated_at, row_gates, unpaired_verdict
 from pytest_niah.measure.records import IntervalRow, MetricRow
 from pytest_niah.measure.stats import Interval
 from pytest_niah.measure.verdicts import UNPAIRED, compare_verdict

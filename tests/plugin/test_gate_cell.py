@@ -6,10 +6,9 @@ import itertools
 
 import pytest
 
-from pytest_niah.measure.gates import Gate
+from pytest_niah.measure.gating import Gate, gate_cell
 from pytest_niah.measure.stats import Interval
 from pytest_niah.measure.verdicts import minimum_verdict
-from pytest_niah.plugin.terminal_summary import gate_cell
 
 VERDICT = minimum_verdict(Interval("auc", 0.8, 0.7, 0.9, 0.01, 8), 0.6)
 
@@ -38,7 +37,7 @@ def test_the_worst_outcome_whatever_the_order(outcomes, cell):
 
 @pytest.mark.parametrize("size", range(4))
 def test_the_summary_tables_use_the_same_worst_outcome_rule(size):
-    """One rule (measure.verdicts.worst_outcome) for the terminal's column and summary.md's."""
+    """One rule (measure.gating.worst_outcome) for the terminal's column and summary.md's."""
     from pytest_niah.report.headline import worst
 
     for outcomes in itertools.product(("pass", "warn", "fail"), repeat=size):

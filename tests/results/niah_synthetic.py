@@ -191,3 +191,49 @@ def at(data: dict[str, Any], edit: Callable[[dict[str, Any]], object]) -> dict[s
     data = copy.deepcopy(data)
     edit(data)
     return data
+
+
+def changed(run: NiahResults, field: str) -> NiahResults:
+    """``run`` (a :func:`results`) as if measured with another value of one compared field."""
+    config = run.config
+    if field in ("seed", "lengths", "positions", "controls", "orders", "arms", "scoring"):
+        other = {
+            "seed": 7,
+            "lengths": (1024,),
+            "positions": 3,
+            "controls": 2,
+            "orders": ("default", "inverted"),
+            "arms": ("literal", "onehop"),
+            "scoring": ("whole", "chunk-max"),
+        }[field]
+        return dataclasses.replace(run, config=config.replace(**{field.replace("-", "_"): other}))
+    if field == "chunk-tokens":
+        return dataclasses.replace(run, config=config.replace(chunk_tokens=64))
+    if field == "corpus":
+        return dataclasses.replace(run, corpus={**run.corpus, "fingerprint": "d1" * 32})
+    if field == "needles":
+        return dataclasses.replace(run, needle_set={**run.needle_set, "fingerprint": "5f" * 32})
+    if field == "expansions":
+        return dataclasses.replace(run, needle_set={**run.needle_set, "expansions": "e" * 64})
+    if field == "tokenizer":
+        return dataclasses.replace(run, model=model(tokenizer="bert-wordpiece"))
+    raise AssertionError(field)
+
+
+def shifted(run: NiahResults, length: int, by: float) -> NiahResults:
+    """``run`` with every case of ``length`` scored ``by`` higher (lower when negative)."""
+    return with_cases(
+        run,
+        [
+            make_case(
+                c.group_id,
+                c.cos_qh + by,
+                control=c.control_score,
+                length=c.length,
+                position=c.position,
+            )
+            if c.length == length
+            else c
+            for c in run.cases
+        ],
+    )
