@@ -15,7 +15,8 @@ from pytest_niah.haystacks.plan import Plan
 from pytest_niah.inputs.needles import NeedleGroup
 from pytest_niah.measure.metric_tables import negatives_by_key, question_scores, summarize
 from pytest_niah.measure.records import EffectiveLength, IntervalRow, MetricRow
-from pytest_niah.measure.scoring import Collected, Scored, score_slice
+from pytest_niah.measure.scoring import Collected, score_slice
+from pytest_niah.measure.similarity import Scored
 from pytest_niah.measure.stats import bootstrap_intervals, effective_length
 from pytest_niah.results.niah_results import NiahResults, package_versions
 from pytest_niah.results.results_schema import ModelInfo, WindowProbe
