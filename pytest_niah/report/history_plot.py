@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from pytest_niah.report.escape import one_line
 from pytest_niah.report.figures import MatplotlibMissingError
 from pytest_niah.report.history_table import short_text
-from pytest_niah.results.run_history import DRIFT_MIN, History, Point, Series, metric_label
+from pytest_niah.results.history_metrics import metric_label
+from pytest_niah.results.run_history import DRIFT_MIN, History, Point, Series
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
