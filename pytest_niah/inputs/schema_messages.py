@@ -17,7 +17,6 @@ from pydantic import ValidationError
 
 from pytest_niah.errors import DataFileError
 from pytest_niah.inputs.jsonfile import json_type
-from pytest_niah.inputs.schema_models import INPUT_SCHEMA_VERSION, SLUG_WORDS
 from pytest_niah.inputs.schema_problems import (
     FORMATS,
     LocatedProblem,
@@ -28,6 +27,7 @@ from pytest_niah.inputs.schema_problems import (
     keys_at,
     quote_value,
 )
+from pytest_niah.inputs.schema_values import INPUT_SCHEMA_VERSION, SLUG_WORDS
 from pytest_niah.inputs.suggest import slugify, suggested_fix
 from pytest_niah.inputs.words import (
     NAME_PLACEHOLDER,

@@ -17,14 +17,8 @@ from typing import Annotated, Any, get_args, get_origin
 from pydantic import BaseModel
 
 from pytest_niah.inputs.jsonfile import json_path, json_type
-from pytest_niah.inputs.schema_models import (
-    INPUT_SCHEMA_VERSION,
-    SLUG_RE,
-    ExpansionSetModel,
-    GroupModel,
-    NeedleSetModel,
-    StrictModel,
-)
+from pytest_niah.inputs.schema_models import ExpansionSetModel, GroupModel, NeedleSetModel
+from pytest_niah.inputs.schema_values import INPUT_SCHEMA_VERSION, SLUG_RE, StrictModel
 
 
 @dataclass(frozen=True)

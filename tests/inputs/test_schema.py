@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_niah.inputs import schema, schema_models
+from pytest_niah.inputs import schema, schema_values
 from pytest_niah.inputs.expansions import ExpansionError, ExpansionSet, load_expansions
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet, NeedleSetError, load_needle_set
 
@@ -221,7 +221,7 @@ SAMPLE_TEXT = st.lists(st.sampled_from([*"ab09-_ {}\t\nZé", "{name}", "{Name}"]
 @given(value=SAMPLE_TEXT)
 def test_schema_patterns_say_what_the_validators_say(pattern, check, value):
     try:
-        getattr(schema_models, check)(value)
+        getattr(schema_values, check)(value)
         accepted = True
     except Exception:
         accepted = False
