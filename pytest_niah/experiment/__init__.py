@@ -20,9 +20,10 @@ from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.embed.runner import Encoder, VectorTable
+from pytest_niah.embed.runner import Encoder
 from pytest_niah.embed.server_fingerprint import is_served
 from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.embed.vector_table import VectorTable
 from pytest_niah.embed.window_probe import WindowMeasurement
 from pytest_niah.experiment.batch_budget import CPU_TOKEN_BUDGET, GPU_BATCH, budget
 from pytest_niah.experiment.measuring import Layout, layout_of, measure

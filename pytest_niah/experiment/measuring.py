@@ -8,7 +8,7 @@ from typing import Any
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.embed.runner import VectorTable
+from pytest_niah.embed.vector_table import VectorTable
 from pytest_niah.experiment.planning import Inputs, Planning, needle_kind
 from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.haystacks.plan import Plan

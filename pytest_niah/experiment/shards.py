@@ -21,7 +21,7 @@ import numpy as np
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.embed.runner import VectorTable
+from pytest_niah.embed.vector_table import VectorTable
 from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.experiment import (
     CachePolicy,
