@@ -31,6 +31,7 @@ from pytest_niah.report.figure_data import (
 )
 from pytest_niah.report.figure_data import panel_variants as panel_variants
 from pytest_niah.report.figure_data import primary_variant as primary_variant
+from pytest_niah.report.heatmap import draw_heatmap
 from pytest_niah.report.plotting import CHANCE_COLOR as CHANCE_COLOR
 from pytest_niah.report.plotting import LINESTYLES as LINESTYLES
 from pytest_niah.report.plotting import MARKERS as MARKERS
@@ -42,7 +43,6 @@ from pytest_niah.report.plotting import Series as Series
 from pytest_niah.report.plotting import (
     all_series,
     chance_line,
-    draw_heatmap,
     effective_length_line,
     figure_style,
     finish_axes,
