@@ -189,7 +189,6 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """
     import torch
 
-    from pytest_niah.api import compare
     from pytest_niah.config.gate_expressions import parse_allowances
     from pytest_niah.experiment import RunReport, load_inputs, run_experiment
 
@@ -229,20 +228,27 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 continue
             model = models[variant.name]
             results = run(variant.name, seed, model, variant.threads, **variant.settings)
-            by_length: dict[int, dict[str, Any]] = {}
-            moved = score_changes(results, baselines[seed])
-            for (_, _, length), verdict in compare(results, baselines[seed]).slice_verdicts(
-                allowances
-            ):
-                gate = by_length.setdefault(
-                    length,
-                    {"variant": variant.name, "kind": variant.kind, "seed": seed,
-                     "length": length, "max_change": moved.get(length, 0.0), "verdicts": {}},
-                )  # fmt: skip
-                gate["verdicts"][verdict.metric] = [verdict.state, verdict.outcome("auto")]
-            gates.extend(by_length[n] for n in sorted(by_length))
+            gates.extend(variant_gates(variant, seed, results, baselines[seed], allowances))
     torch.set_num_threads(THREADS)
     return {"gates": gates, "seconds": seconds, "not_run": not_run}
+
+
+def variant_gates(
+    variant: Variant, seed: int, results: Any, baseline: Any, allowances: Any
+) -> list[dict[str, Any]]:
+    """One gate per length of a variant's run against the baseline of its seed."""
+    from pytest_niah.api import compare
+
+    by_length: dict[int, dict[str, Any]] = {}
+    moved = score_changes(results, baseline)
+    for (_, _, length), verdict in compare(results, baseline).slice_verdicts(allowances):
+        gate = by_length.setdefault(
+            length,
+            {"variant": variant.name, "kind": variant.kind, "seed": seed,
+             "length": length, "max_change": moved.get(length, 0.0), "verdicts": {}},
+        )  # fmt: skip
+        gate["verdicts"][verdict.metric] = [verdict.state, verdict.outcome("auto")]
+    return [by_length[n] for n in sorted(by_length)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

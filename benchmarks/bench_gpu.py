@@ -51,7 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -609,6 +609,45 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def print_setup(
+    args: argparse.Namespace, host: dict[str, Any], grid: dict[str, Any], specs: Sequence[str]
+) -> None:
+    """The device, machine, versions and grid the rows were measured on."""
+    gpu = args.device.startswith("cuda")
+    print(
+        f"device: {args.device} ({host['device_name']}"
+        + (f", {host['device_memory_gib']:.1f} GiB" if gpu else "")
+        + f"); machine: {host['platform']}, {host['cpus']} CPUs, Python {host['python']}; "
+        + ", ".join(f"{k} {v}" for k, v in host["versions"].items())
+        + f"; commit {commit()}",
+        flush=True,
+    )
+    print(
+        f"grid: lengths {','.join(map(str, grid['lengths']))}, positions "
+        f"{grid['positions']}, groups {','.join(grid['groups']) or 'all'}; dtype "
+        f"{args.dtype}; attention {', '.join(specs)}; repeat {args.repeat}",
+        flush=True,
+    )
+
+
+def run_notes(args: argparse.Namespace, rows: Sequence[Row], gpu: bool) -> list[str]:
+    """Each model's size and inputs, and on a CPU the process's memory and the dtype."""
+    notes = []
+    for name in dict.fromkeys(row.model for row in rows):
+        bare = next((r.bare for r in rows if r.model == name and r.bare.get("parameters")), None)
+        if bare is not None:
+            notes.append(
+                f"{name}: {bare['parameters'] / 1e6:.0f}M parameters, window {bare['window']}, "
+                f"{bare['texts']:,} texts, {bare['tokens']:,} tokens, {bare['batches']:,} batches"
+            )
+    if not gpu:
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        notes.append(f"CPU: no device memory per row; peak RSS of this process {rss:,.0f} MiB")
+        if args.dtype == "float32":
+            notes.append("CPU: float32 (bfloat16 on a CPU is slow, not what a GPU run measures)")
+    return notes
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from pytest_niah.errors import NiahError
 
@@ -631,20 +670,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             grid.pop(per_row, None)
         gpu = args.device.startswith("cuda")
         target = TARGETS["cold_gpu"] if gpu else TARGETS["cold_cpu"]
-        print(
-            f"device: {args.device} ({host['device_name']}"
-            + (f", {host['device_memory_gib']:.1f} GiB" if gpu else "")
-            + f"); machine: {host['platform']}, {host['cpus']} CPUs, Python {host['python']}; "
-            + ", ".join(f"{k} {v}" for k, v in host["versions"].items())
-            + f"; commit {commit()}",
-            flush=True,
-        )
-        print(
-            f"grid: lengths {','.join(map(str, grid['lengths']))}, positions "
-            f"{grid['positions']}, groups {','.join(grid['groups']) or 'all'}; dtype "
-            f"{args.dtype}; attention {', '.join(specs)}; repeat {args.repeat}",
-            flush=True,
-        )
+        print_setup(args, host, grid, specs)
         rows: list[Row] = []
         for name in models:
             model = str(standin) if name == STANDIN else name
@@ -654,18 +680,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             rows += measure_model(args, label, model, specs)
     if built is not None:
         notes.insert(0, f"stand-in built in {built:.0f} s")
-    for name in dict.fromkeys(row.model for row in rows):
-        bare = next((r.bare for r in rows if r.model == name and r.bare.get("parameters")), None)
-        if bare is not None:
-            notes.append(
-                f"{name}: {bare['parameters'] / 1e6:.0f}M parameters, window {bare['window']}, "
-                f"{bare['texts']:,} texts, {bare['tokens']:,} tokens, {bare['batches']:,} batches"
-            )
-    if not gpu:
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        notes.append(f"CPU: no device memory per row; peak RSS of this process {rss:,.0f} MiB")
-        if args.dtype == "float32":
-            notes.append("CPU: float32 (bfloat16 on a CPU is slow, not what a GPU run measures)")
+    notes += run_notes(args, rows, gpu)
     print("\n".join(table(rows, target)))
     lines = verdicts(rows, target, tuple(grid["lengths"]))
     print("\n".join(lines))

@@ -90,9 +90,9 @@ def test_config_fingerprint_keeps_its_canonical_form(config: NiahConfig) -> None
 
 
 def test_results_key_keeps_its_canonical_form(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_niah import experiment
+    from pytest_niah.experiment import results_cache
 
-    monkeypatch.setattr(experiment, "package_versions", lambda: {"torch": "2.13.0", "ë": "1"})
+    monkeypatch.setattr(results_cache, "package_versions", lambda: {"torch": "2.13.0", "ë": "1"})
     config = NiahConfig(model="mödel")
     embedder = SimpleNamespace(identity=SimpleNamespace(digest="ab" * 32))
     inputs = SimpleNamespace(
@@ -108,8 +108,8 @@ def test_results_key_keeps_its_canonical_form(monkeypatch: pytest.MonkeyPatch) -
         "needles": "4e" * 32,
         "expansions": None,
         "versions": {"torch": "2.13.0", "ë": "1"},
-        "window_probe": experiment.WINDOW_PROBE_VERSION,
+        "window_probe": results_cache.WINDOW_PROBE_VERSION,
     }
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
-    key = experiment.results_key(config, embedder, inputs)  # type: ignore[arg-type]
+    key = results_cache.results_key(config, embedder, inputs)  # type: ignore[arg-type]
     assert key == hashlib.sha256(text.encode()).hexdigest() == digest(identity)

@@ -12,14 +12,8 @@ import pytest
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.experiment import plan_inputs, run_experiment
-from pytest_niah.experiment.shards import (
-    Shard,
-    read_part,
-    results_from_shards,
-    run_shard,
-    shares,
-    write_part,
-)
+from pytest_niah.experiment.shard_parts import read_part, write_part
+from pytest_niah.experiment.shards import Shard, results_from_shards, run_shard, shares
 
 
 @pytest.fixture(scope="module")

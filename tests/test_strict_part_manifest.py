@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pytest_niah.errors import ShardError
-from pytest_niah.experiment.shards import PART_SCHEMA, read_part, write_part
+from pytest_niah.experiment.shard_parts import PART_SCHEMA, read_part, write_part
 
 MANIFEST = {
     "part_schema": PART_SCHEMA,

@@ -114,41 +114,13 @@ def strict_loads(
     if isinstance(text, bytes):
         text = decode_utf8(text, fail)
     text = text.removeprefix(BOM)
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        # json keeps only the last of a repeated key, hiding a typo or a group: refuse it.
-        data = dict(items)
-        if len(data) == len(items):
-            return data
-        key = _first_repeated(key for key, _ in items)
-        if duplicate is not None:
-            raise duplicate(key)
-        raise fail(duplicate_key_problem(key), "keep the key once.", json_path([key]))
-
-    def constant(name: str) -> NoReturn:
-        # NaN, Infinity and -Infinity: Python's json reads them, JSON has none.
-        raise fail(
-            f"{what} is not valid JSON: {name} is not a JSON value (Python's "
-            "json module reads it, other tools do not).",
-            "write a number, a string or null instead.",
-            None,
-        )
-
-    def number(literal: str) -> float:
-        value = float(literal)
-        if not math.isfinite(value):
-            shown = literal if len(literal) <= 30 else literal[:30] + "..."
-            raise fail(
-                f"the number {shown} is too large for a floating-point number (it would "
-                "read as infinity).",
-                "write a smaller number, or null.",
-                None,
-            )
-        return value
-
+    hooks = _Hooks(fail, duplicate, what)
     try:
         value = json.loads(
-            text, object_pairs_hook=pairs, parse_constant=constant, parse_float=number
+            text,
+            object_pairs_hook=hooks.pairs,
+            parse_constant=hooks.constant,
+            parse_float=hooks.number,
         )
     except json.JSONDecodeError as exc:
         raise fail(
@@ -168,6 +140,46 @@ def strict_loads(
         ) from None
     check_value(value, fail, what)
     return value
+
+
+class _Hooks:
+    """The parser's callbacks: where :mod:`json` is lenient, they raise the caller's error."""
+
+    def __init__(self, fail: Fail, duplicate: Callable[[str], NiahError] | None, what: str) -> None:
+        self.fail = fail
+        self.duplicate = duplicate
+        self.what = what
+
+    def pairs(self, items: list[tuple[str, Any]]) -> dict[str, Any]:
+        # json keeps only the last of a repeated key, hiding a typo or a group: refuse it.
+        data = dict(items)
+        if len(data) == len(items):
+            return data
+        key = _first_repeated(key for key, _ in items)
+        if self.duplicate is not None:
+            raise self.duplicate(key)
+        raise self.fail(duplicate_key_problem(key), "keep the key once.", json_path([key]))
+
+    def constant(self, name: str) -> NoReturn:
+        # NaN, Infinity and -Infinity: Python's json reads them, JSON has none.
+        raise self.fail(
+            f"{self.what} is not valid JSON: {name} is not a JSON value (Python's "
+            "json module reads it, other tools do not).",
+            "write a number, a string or null instead.",
+            None,
+        )
+
+    def number(self, literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            shown = literal if len(literal) <= 30 else literal[:30] + "..."
+            raise self.fail(
+                f"the number {shown} is too large for a floating-point number (it would "
+                "read as infinity).",
+                "write a smaller number, or null.",
+                None,
+            )
+        return value
 
 
 def _first_repeated(keys: Iterable[str]) -> str:

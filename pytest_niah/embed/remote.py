@@ -46,8 +46,9 @@ from pytest_niah.embed.protocol import Windows
 from pytest_niah.embed.remote_address import api_key, parse_remote
 from pytest_niah.embed.remote_http import EXCERPT_CHARS, EmbeddingsClient
 from pytest_niah.embed.remote_presets import is_tiktoken, remote_preset, served_tokenizer
+from pytest_niah.embed.remote_response import STABLE_FIELDS, response_vectors
 from pytest_niah.embed.tiktoken_tokenizer import TiktokenTokenizer, load_tiktoken
-from pytest_niah.errors import ConfigError, EmbedderError
+from pytest_niah.errors import ConfigError
 from pytest_niah.haystacks.plan import QUERY, ModelInput
 
 if TYPE_CHECKING:
@@ -57,9 +58,6 @@ WEIGHTS_NOTE = (
     "remote model: weights cannot be hashed; the identity is the endpoint's model name and "
     "what it reports"
 )
-# Fields of a GET /models entry that name what is served and stay put between calls
-# ("created" does not: vLLM stamps it with the time of the request).
-STABLE_FIELDS = ("id", "root", "parent", "max_model_len", "revision", "version", "digest")
 
 
 class RemoteEmbedder:
@@ -334,60 +332,19 @@ class RemoteEmbedder:
         return self._rows(body, len(texts))
 
     def _rows(self, body: Any, expected: int) -> np.ndarray:
-        """The response's vectors in input order, every one checked."""
-        data = body.get("data") if isinstance(body, Mapping) else None
-        if not isinstance(data, list):
-            raise self._bad("returned JSON without a 'data' list of embeddings")
-        if len(data) != expected:
-            raise self._bad(
-                f"returned {len(data)} embeddings for {expected} inputs"
-                + (" (a truncated batch)" if len(data) < expected else ""),
-                "the server drops or adds inputs, e.g. past its own batch limit: lower "
-                "--niah-batch-size (texts per request), or check the server's logs",
-            )
-        rows: dict[int, Any] = {}
-        for item in data:
-            index = item.get("index") if isinstance(item, Mapping) else None
-            if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < expected:
-                raise self._bad(f"returned an embedding with index {index!r} for {expected} inputs")
-            if index in rows:
-                raise self._bad(f"returned index {index} twice")
-            rows[index] = item.get("embedding")
-        try:
-            matrix = np.asarray([rows[i] for i in range(expected)], dtype=np.float32)
-        except (TypeError, ValueError):
-            raise self._bad(
-                "returned embeddings that are not lists of numbers of one length",
-                "ask the server for float embeddings (OpenAI's encoding_format 'float')",
-            ) from None
-        if matrix.ndim != 2 or matrix.shape[1] == 0:
-            raise self._bad("returned empty or nested embeddings")
-        # JSON true/false pass numpy as 1.0/0.0 (a bool is an int): never a float vector.
-        if any(type(value) is bool for row in rows.values() for value in row):
-            raise self._bad(
-                "returned embeddings of JSON booleans (true/false), not numbers",
-                "ask the server for float embeddings (OpenAI's encoding_format 'float'), "
-                "not a binary or quantized format",
-            )
-        if not np.isfinite(matrix).all():
-            raise self._bad(
-                "returned non-finite values (NaN or infinity) in its embeddings",
-                "check the server's dtype and logs: the model overflows",
-            )
+        """The response's vectors in input order, every one checked, of the run's one width."""
+        matrix = response_vectors(body, expected, self._client.bad)
         with self._lock:
             if self._dim is None:
                 self._dim = int(matrix.shape[1])
             elif matrix.shape[1] != self._dim:
-                raise self._bad(
+                raise self._client.bad(
                     f"returned {matrix.shape[1]}-dimensional embeddings after "
                     f"{self._dim}-dimensional ones",
                     "make sure one model serves every request (a load balancer over several "
                     "models, or a model swapped mid-run), then run again",
                 )
         return matrix
-
-    def _bad(self, problem: str, hint: str = "") -> EmbedderError:
-        return self._client.bad(problem, hint)
 
     def close(self) -> None:
         """Stop retrying and release the request threads; closing twice is fine."""

@@ -14,7 +14,7 @@ one-vector rows: :attr:`VectorTable.multi`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ import numpy as np
 from pytest_niah.embed.models import no_token_vectors
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.embed.vector_table import VectorTable, is_sparse
 from pytest_niah.errors import EmbedderError, EmbeddingError, NiahError
 from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, base_kind, is_multi
 
@@ -46,44 +47,6 @@ class EmbeddingStats:
     dropped: int = 0
     tokens: int = 0
     seconds: float = 0.0
-
-
-class VectorTable:
-    """The vector of every input key: dense rows (or, for the lexical baseline, sparse ones)."""
-
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-        self._parts: list[Any] = []
-        self._matrix: Any = None
-        # Inputs read as token vectors: key -> one row per token (float32).
-        self.multi: dict[str, np.ndarray] = {}
-
-    def add(self, keys: Sequence[str], rows: Any) -> None:
-        """Add the rows of ``keys`` (an ndarray or a scipy sparse matrix)."""
-        for key in keys:
-            self.index[key] = len(self.index)
-        self._parts.append(rows)
-        self._matrix = None
-
-    @property
-    def matrix(self) -> Any:
-        """Every row, in key order of arrival."""
-        if self._matrix is None:
-            if any(_is_sparse(p) for p in self._parts):
-                import scipy.sparse as sp
-
-                self._matrix = sp.vstack(self._parts, format="csr")
-            elif self._parts:
-                self._matrix = np.concatenate(
-                    [np.asarray(p, dtype=np.float32) for p in self._parts]
-                )
-            else:
-                self._matrix = np.zeros((0, 0), dtype=np.float32)
-        return self._matrix
-
-    def rows(self, keys: Sequence[str]) -> np.ndarray:
-        """Row indices of keys."""
-        return np.fromiter((self.index[k] for k in keys), dtype=np.intp, count=len(keys))
 
 
 class Encoder:
@@ -252,7 +215,7 @@ class Encoder:
             return
         _check_rows(self.embedder.name, rows, len(items))
         learned = False
-        if not _is_sparse(rows):
+        if not is_sparse(rows):
             rows = np.asarray(rows, dtype=np.float32)
             if self._dim is None:
                 self._dim = int(rows.shape[1])
@@ -349,10 +312,3 @@ def _batches(items: list[ModelInput], size: Callable[[int], int]) -> Iterator[li
         step = size(tokens)
         for start in range(0, len(group), step):
             yield group[start : start + step]
-
-
-def _is_sparse(matrix: Any) -> bool:
-    import sys
-
-    sparse = sys.modules.get("scipy.sparse")
-    return sparse is not None and bool(sparse.issparse(matrix))

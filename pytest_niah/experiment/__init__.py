@@ -12,23 +12,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-import warnings
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
-from pytest_niah.config.options import default
-from pytest_niah.config.paths import CACHE_ENV
-from pytest_niah.digest import digest
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.embed.runner import Encoder, VectorTable
+from pytest_niah.embed.runner import Encoder
 from pytest_niah.embed.server_fingerprint import is_served
 from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.embed.vector_table import VectorTable
 from pytest_niah.embed.window_probe import WindowMeasurement
-from pytest_niah.errors import NiahCacheWarning, NiahError
+from pytest_niah.experiment.batch_budget import CPU_TOKEN_BUDGET, GPU_BATCH, budget
 from pytest_niah.experiment.measuring import Layout, layout_of, measure
 from pytest_niah.experiment.planning import (
     DEFAULT_CHUNK_TOKENS,
@@ -43,16 +40,12 @@ from pytest_niah.experiment.planning import (
     query_text,
     start_planning,
 )
+from pytest_niah.experiment.results_cache import cached_results, keep_results, results_key
 from pytest_niah.experiment.run_report import RunReport
 from pytest_niah.experiment.speed import speed_record
 from pytest_niah.haystacks.plan import ModelInput, Plan
 from pytest_niah.progress import ConsoleProgress, NoProgress, Progress
-from pytest_niah.results.niah_results import NiahResults, package_versions
-from pytest_niah.results.results_schema import RESULTS_SCHEMA_VERSION
-
-CPU_TOKEN_BUDGET = default("token_budget")
-WINDOW_PROBE_VERSION = 1
-GPU_BATCH = 32  # texts of the full window per batch on a GPU (what sentence-transformers uses)
+from pytest_niah.results.niah_results import NiahResults
 
 __all__ = [
     "CPU_TOKEN_BUDGET",
@@ -255,13 +248,13 @@ class Run:
             self.probe()  # a server's answers are part of its identity: measured every run
         if self.cache.results is not None:
             results_file = self.cache.results / f"{results_key(config, embedder, inputs)}.json"
-            cached = _cached(results_file, config, embedder.identity.digest)
+            cached = cached_results(results_file, config, embedder.identity.digest)
             if cached is not None:
                 self.report.reused, self.report.cached_results = True, results_file
                 return cached if self.record_speed else cached.without_speed()
         results = self._embed_and_measure()
         if results_file is not None:
-            _keep(results, results_file)
+            keep_results(results, results_file)
         return results
 
     def _embed_and_measure(self) -> NiahResults:
@@ -322,60 +315,3 @@ def plan_inputs(
     for block in planning.blocks:
         out.extend(block_inputs(planning, block))
     return planning.plan, out
-
-
-def _keep(results: NiahResults, results_file: Path) -> None:
-    """Store finished results in the results cache; a cache that cannot take them warns."""
-    try:
-        results.save(results_file)
-    except OSError as exc:
-        # An unusable cache folder loses only the shortcut, never the results: warn, go on.
-        warnings.warn(
-            NiahCacheWarning(
-                f"pytest-niah: the results cache {results_file.parent} cannot store this run "
-                f"({exc.strerror or exc}), so a re-run will compute it again. Fix: make it "
-                f"writable, or point the cache elsewhere (--niah-cache-dir or {CACHE_ENV})"
-            ),
-            stacklevel=3,
-        )
-
-
-def results_key(config: NiahConfig, embedder: Embedder, inputs: Inputs) -> str:
-    """A hash of everything results depend on: config, model identity, data, versions."""
-    identity = {
-        "schema": RESULTS_SCHEMA_VERSION,
-        "window_probe": WINDOW_PROBE_VERSION,  # results before the probe are not reused
-        "config": config.to_dict(),
-        "model": embedder.identity.digest,
-        "corpus": inputs.corpus.fingerprint(),
-        "needles": inputs.needle_set.fingerprint(),
-        "expansions": inputs.expansions.fingerprint() if inputs.expansions else None,
-        "versions": package_versions(),
-    }
-    return digest(identity)
-
-
-def _cached(path: Path, config: NiahConfig, model: str) -> NiahResults | None:
-    """The results stored under this run's key, if they are this run's: same config, model."""
-    if not path.is_file():
-        return None
-    try:
-        cached = NiahResults.load(path)
-    except (NiahError, OSError):
-        return None  # damaged or unreadable: compute again and replace it
-    if cached.config.to_dict() != config.to_dict() or cached.model.fingerprint != model:
-        return None  # another run's results copied or left under this key: not this run's
-    return cached
-
-
-def budget(config: NiahConfig, embedder: Embedder) -> int:
-    """Tokens per batch: the configured budget, or on a GPU a full batch of full windows."""
-    placement = getattr(embedder, "placement", None)
-    if (
-        config.token_budget != CPU_TOKEN_BUDGET
-        or placement is None
-        or placement.device_type == "cpu"
-    ):
-        return config.token_budget
-    window = embedder.windows.document
-    return GPU_BATCH * (window + 2) if window else config.token_budget

@@ -8,14 +8,15 @@ from typing import Any
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.embed.runner import VectorTable
+from pytest_niah.embed.vector_table import VectorTable
 from pytest_niah.experiment.planning import Inputs, Planning, needle_kind
 from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.haystacks.plan import Plan
 from pytest_niah.inputs.needles import NeedleGroup
 from pytest_niah.measure.metric_tables import negatives_by_key, question_scores, summarize
 from pytest_niah.measure.records import EffectiveLength, IntervalRow, MetricRow
-from pytest_niah.measure.scoring import Collected, Scored, score_slice
+from pytest_niah.measure.scoring import Collected, score_slice
+from pytest_niah.measure.similarity import Scored
 from pytest_niah.measure.stats import bootstrap_intervals, effective_length
 from pytest_niah.results.niah_results import NiahResults, package_versions
 from pytest_niah.results.results_schema import ModelInfo, WindowProbe

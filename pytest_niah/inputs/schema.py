@@ -34,18 +34,18 @@ from pytest_niah.inputs.schema_models import (
     ExpansionSetModel,
     GroupModel,
     NeedleSetModel,
-    StrictModel,
 )
-from pytest_niah.inputs.schema_models import Name as Name
 from pytest_niah.inputs.schema_models import NeedleOrders as NeedleOrders
 from pytest_niah.inputs.schema_models import Needles as Needles
-from pytest_niah.inputs.schema_models import SchemaRef as SchemaRef
-from pytest_niah.inputs.schema_models import Slug as Slug
-from pytest_niah.inputs.schema_models import Template as Template
-from pytest_niah.inputs.schema_models import Term as Term
 from pytest_niah.inputs.schema_models import TermList as TermList
-from pytest_niah.inputs.schema_models import Text as Text
-from pytest_niah.inputs.schema_models import Version as Version
+from pytest_niah.inputs.schema_values import Name as Name
+from pytest_niah.inputs.schema_values import SchemaRef as SchemaRef
+from pytest_niah.inputs.schema_values import Slug as Slug
+from pytest_niah.inputs.schema_values import StrictModel
+from pytest_niah.inputs.schema_values import Template as Template
+from pytest_niah.inputs.schema_values import Term as Term
+from pytest_niah.inputs.schema_values import Text as Text
+from pytest_niah.inputs.schema_values import Version as Version
 from pytest_niah.inputs.suggest import slugify, suggest_category, suggest_id
 
 __all__ = [

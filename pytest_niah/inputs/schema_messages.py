@@ -10,25 +10,24 @@ pydantic error type (``_DESCRIBERS``). Fixes that need an id or a category come 
 from __future__ import annotations
 
 import difflib
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import ValidationError
 
 from pytest_niah.errors import DataFileError
 from pytest_niah.inputs.jsonfile import json_type
-from pytest_niah.inputs.schema_models import INPUT_SCHEMA_VERSION, SLUG_RE, SLUG_WORDS
 from pytest_niah.inputs.schema_problems import (
     FORMATS,
     LocatedProblem,
     ProblemCase,
     SchemaFormat,
     allowed_keys,
+    group_label,
     keys_at,
     quote_value,
-    raw_group,
 )
+from pytest_niah.inputs.schema_values import INPUT_SCHEMA_VERSION, SLUG_WORDS
 from pytest_niah.inputs.suggest import slugify, suggested_fix
 from pytest_niah.inputs.words import (
     NAME_PLACEHOLDER,
@@ -69,7 +68,7 @@ def to_error(
     if others > 0:
         problem = f"{problem.rstrip('.')} ({others} more {_plural(others, 'problem')} in the file)"
     return error.at(
-        source, problem, fix, group=_group_label(first, data, kind), field=first.field(kind)
+        source, problem, fix, group=group_label(first, data, kind), field=first.field(kind)
     )
 
 
@@ -95,31 +94,6 @@ def _pick(problems: list[LocatedProblem]) -> tuple[LocatedProblem, str | None]:
 
 def _plural(count: int, word: str) -> str:
     return word if count == 1 else f"{word}s"
-
-
-def _group_label(problem: LocatedProblem, data: object, kind: str) -> str | None:
-    """The group to name: its id when that is a usable id, else its position."""
-    if "group" in problem.ctx and problem.ctx["group"] is not None:
-        return str(problem.ctx["group"])
-    loc = problem.loc
-    if kind == "expansion-set":
-        if len(loc) >= 2 and loc[0] == "expansions":
-            key = str(loc[1])
-            return key if key.isprintable() else json.dumps(key)
-        return None
-    if kind == "needle-group":
-        return _usable_id(data) or "<unknown id>"
-    if len(loc) >= 2 and loc[0] == "groups" and isinstance(loc[1], int):
-        return _usable_id(raw_group(data, loc[1])) or f"groups[{loc[1]}]"
-    return None
-
-
-def _usable_id(group: object) -> str | None:
-    if isinstance(group, Mapping):
-        group_id = group.get("id")
-        if isinstance(group_id, str) and SLUG_RE.fullmatch(group_id):
-            return group_id
-    return None
 
 
 def _describe(

@@ -17,23 +17,35 @@ Schemas made from these models are in :mod:`pytest_niah.inputs.schema`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     ConfigDict,
     Field,
     ValidationInfo,
-    WithJsonSchema,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
+from pytest_niah.inputs.schema_values import (
+    INPUT_SCHEMA_VERSION,
+    NAME_PATTERN,
+    SLUG_PATTERN,
+    TEMPLATE_PATTERN,
+    TERM_PATTERN,
+    TEXT_PATTERN,
+    Name,
+    SchemaRef,
+    Slug,
+    StrictModel,
+    Template,
+    Term,
+    Text,
+    Version,
+    schema_error,
+)
 from pytest_niah.inputs.words import (
-    NAME_PLACEHOLDER,
     content_forms,
     content_words,
     shared_content_words,
@@ -54,74 +66,11 @@ __all__ = [
     "Needles",
 ]
 
-INPUT_SCHEMA_VERSION = 1
-
-
-# The JSON Schema patterns (ECMA-262 and Python read them alike). The validators below
-# implement the same rules with more specific messages; a test keeps the two in step.
-SLUG_PATTERN = r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$"
-TEXT_PATTERN = r"\S"
-NAME_PATTERN = r"^[^\s{}](?:[^{}]*[^\s{}])?$"
-TEMPLATE_PATTERN = r"^[^{}]*\{name\}[^{}]*$"
-TERM_PATTERN = r"^[^{}]*[^\s{}][^{}]*$"
-
-SLUG_RE = re.compile(SLUG_PATTERN)
-SLUG_WORDS = "lowercase letters and digits, words joined by single '-' or '_'"
-
-
-# --------------------------------------------------------------------------- value types
-
-
-def _fail(kind: str, message: str, **context: Any) -> PydanticCustomError:
-    """A custom error; ``schema_messages.to_error`` writes its message from its kind and context."""
-    return PydanticCustomError(kind, message, context)
-
-
-def _check_text(value: str) -> str:
-    if not value.strip():
-        raise _fail("empty_text", "the string is empty")
-    return value
-
-
-def _check_slug(value: str) -> str:
-    if not SLUG_RE.fullmatch(value):
-        raise _fail("not_slug", "not a slug")
-    return value
-
-
-def _check_name(value: str) -> str:
-    if not value.strip() or value != value.strip() or "{" in value or "}" in value:
-        raise _fail("bad_name", "not a plain name")
-    return value
-
-
-def _check_template(value: str) -> str:
-    count = value.count(NAME_PLACEHOLDER)
-    if count != 1:
-        raise _fail("placeholder_count", "wrong placeholder count", count=count)
-    rest = value.replace(NAME_PLACEHOLDER, "")
-    if "{" in rest or "}" in rest:
-        raise _fail("stray_brace", "stray brace")
-    return value
-
-
-def _check_term(value: str) -> str:
-    _check_text(value)
-    if "{" in value or "}" in value:
-        raise _fail("brace_term", "brace in a term")
-    return value
-
-
-def _check_version(value: int) -> int:
-    if value != INPUT_SCHEMA_VERSION:
-        raise _fail("schema_version", "unsupported schema version")
-    return value
-
 
 def _check_unique_names(names: list[str]) -> list[str]:
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
-        raise _fail("duplicate_names", "duplicate names", names=duplicates)
+        raise schema_error("duplicate_names", "duplicate names", names=duplicates)
     return names
 
 
@@ -135,66 +84,8 @@ def _check_unique_terms(terms: list[str]) -> list[str]:
         else:
             first_seen[key] = index
     if repeats:
-        raise _fail("duplicate_terms", "duplicate terms", repeats=repeats)
+        raise schema_error("duplicate_terms", "duplicate terms", repeats=repeats)
     return terms
-
-
-def _string(pattern: str, description: str) -> WithJsonSchema:
-    return WithJsonSchema({"type": "string", "pattern": pattern, "description": description})
-
-
-Text = Annotated[
-    str, AfterValidator(_check_text), _string(TEXT_PATTERN, "Text with at least one non-space.")
-]
-Slug = Annotated[
-    str,
-    AfterValidator(_check_slug),
-    _string(SLUG_PATTERN, f"A slug: {SLUG_WORDS}, e.g. fast-food-01, pets_3, q7."),
-]
-Name = Annotated[
-    str,
-    AfterValidator(_check_name),
-    _string(NAME_PATTERN, "A character name: no braces, no space at either end."),
-]
-Template = Annotated[
-    str,
-    AfterValidator(_check_template),
-    _string(
-        TEMPLATE_PATTERN,
-        "One sentence holding the placeholder {name} exactly once and no other brace.",
-    ),
-]
-Term = Annotated[
-    str,
-    AfterValidator(_check_term),
-    _string(TERM_PATTERN, "A plain phrase: at least one non-space, no braces."),
-]
-Version = Annotated[
-    int,
-    AfterValidator(_check_version),
-    WithJsonSchema(
-        {
-            "type": "integer",
-            "const": INPUT_SCHEMA_VERSION,
-            "description": (
-                f"The file format's version; this pytest-niah reads {INPUT_SCHEMA_VERSION}."
-            ),
-        }
-    ),
-]
-SchemaRef = Annotated[
-    str,
-    WithJsonSchema(
-        {
-            "type": "string",
-            "description": "The JSON Schema of the file, for editors (ignored on load).",
-        }
-    ),
-]
-
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
 # --------------------------------------------------------------------------- needle sets
@@ -249,7 +140,7 @@ class GroupModel(StrictModel):
         for order in ("default", "inverted"):
             template: str = getattr(self.needles.onehop, order)
             if shared_content_words(self.question, template):
-                raise _fail(
+                raise schema_error(
                     "onehop_shares",
                     "the one-hop needle shares a content word with the question",
                     at=("needles", "onehop", order),
@@ -288,7 +179,7 @@ class NeedleSetModel(StrictModel):
         seen: dict[str, int] = {}
         for index, group in enumerate(self.groups):
             if group.id in seen:
-                raise _fail(
+                raise schema_error(
                     "duplicate_id", "duplicate id", at=("groups", index, "id"), first=seen[group.id]
                 )
             seen[group.id] = index
@@ -298,7 +189,7 @@ class NeedleSetModel(StrictModel):
             builtin = False
         else:
             if context.get("require_names"):
-                raise _fail("names_required", "names are required", at=("names",))
+                raise schema_error("names_required", "names are required", at=("names",))
             names = context.get("default_names", ())
             builtin = True
         words = [(group.id, _group_words(group)) for group in self.groups]
@@ -307,7 +198,7 @@ class NeedleSetModel(StrictModel):
             for group_id, group_words in words:
                 for what, word, word_stem in group_words:
                     if any(stems_match(word_stem, own) for own in name_stems):
-                        raise _fail(
+                        raise schema_error(
                             "name_collision",
                             "a name matches a word of a group",
                             at=("names",) if builtin else ("names", index),

@@ -3,8 +3,8 @@
 :class:`LocatedProblem` is one pydantic error with the location of a cross-value rule resolved;
 :class:`SchemaFormat` holds what a message needs to know about a file format (its model, its
 published schema and an example value per key); the lookups find the keys and groups of
-the raw data and the model at a JSON path. :mod:`pytest_niah.inputs.schema_messages`
-writes the messages from them.
+the raw data and the model at a JSON path, and the group a problem is in.
+:mod:`pytest_niah.inputs.schema_messages` writes the messages from them.
 """
 
 from __future__ import annotations
@@ -17,13 +17,8 @@ from typing import Annotated, Any, get_args, get_origin
 from pydantic import BaseModel
 
 from pytest_niah.inputs.jsonfile import json_path, json_type
-from pytest_niah.inputs.schema_models import (
-    INPUT_SCHEMA_VERSION,
-    ExpansionSetModel,
-    GroupModel,
-    NeedleSetModel,
-    StrictModel,
-)
+from pytest_niah.inputs.schema_models import ExpansionSetModel, GroupModel, NeedleSetModel
+from pytest_niah.inputs.schema_values import INPUT_SCHEMA_VERSION, SLUG_RE, StrictModel
 
 
 @dataclass(frozen=True)
@@ -129,6 +124,31 @@ def raw_group(data: object, index: int) -> object:
     """The raw data's group at ``index``, as written; None when there is none."""
     groups = raw_groups(data)
     return groups[index] if 0 <= index < len(groups) else None
+
+
+def group_label(problem: LocatedProblem, data: object, kind: str) -> str | None:
+    """The group to name: its id when that is a usable id, else its position."""
+    if "group" in problem.ctx and problem.ctx["group"] is not None:
+        return str(problem.ctx["group"])
+    loc = problem.loc
+    if kind == "expansion-set":
+        if len(loc) >= 2 and loc[0] == "expansions":
+            key = str(loc[1])
+            return key if key.isprintable() else json.dumps(key)
+        return None
+    if kind == "needle-group":
+        return _usable_id(data) or "<unknown id>"
+    if len(loc) >= 2 and loc[0] == "groups" and isinstance(loc[1], int):
+        return _usable_id(raw_group(data, loc[1])) or f"groups[{loc[1]}]"
+    return None
+
+
+def _usable_id(group: object) -> str | None:
+    if isinstance(group, Mapping):
+        group_id = group.get("id")
+        if isinstance(group_id, str) and SLUG_RE.fullmatch(group_id):
+            return group_id
+    return None
 
 
 def quote_value(value: object, limit: int = 60) -> str:

@@ -12,8 +12,9 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-from pytest_niah.inputs.schema_models import SLUG_RE, GroupModel, NeedleSetModel
+from pytest_niah.inputs.schema_models import GroupModel, NeedleSetModel
 from pytest_niah.inputs.schema_problems import LocatedProblem, SchemaFormat, raw_groups
+from pytest_niah.inputs.schema_values import SLUG_RE
 
 __all__ = ["slugify", "suggest_category", "suggest_id"]
 

@@ -2,20 +2,15 @@
 
 For each (arm, scoring, length) one score matrix holds each selected question against the
 controls of every group (its negatives) and the arm's needle haystacks. Cases, negatives
-and the retrieval view all read that matrix.
-
-``maxsim`` scores token vectors (a multi-vector model's output) by late interaction: each of
-the question's token vectors takes its best cosine among the haystack's token vectors, and
-the score is their mean (MeanMaxSim: ColBERT's MaxSim divided by the question's tokens, so it
-lies in -1..1 like a cosine, whatever the question's length).
+and the retrieval view all read that matrix, built by
+:mod:`pytest_niah.measure.similarity`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -26,125 +21,9 @@ from pytest_niah.inputs.needles import NeedleGroup
 from pytest_niah.measure.metrics import normalized_similarity
 from pytest_niah.measure.records import CaseResult, NegativeScores, RetrievalRow
 from pytest_niah.measure.retrieval import rank_metrics
+from pytest_niah.measure.similarity import Scored
 
 INVALID = "non-finite or zero embedding (query, haystack, needle or control)"
-
-
-@dataclass(frozen=True)
-class Scored:
-    """Unit-normalized vectors of every input, and which rows are unusable.
-
-    Attributes:
-        matrix: One row per input key (a dense ndarray, or scipy sparse for TF-IDF).
-        bad: True where the embedding was non-finite, or a zero dense vector.
-        index: Input key -> row.
-        multi: Token vectors (``maxsim``): input key -> unit rows, ``None`` where unusable.
-    """
-
-    matrix: Any
-    bad: np.ndarray
-    index: Mapping[str, int]
-    multi: Mapping[str, np.ndarray | None] = field(default_factory=dict)
-
-    @classmethod
-    def of(
-        cls,
-        matrix: Any,
-        index: Mapping[str, int],
-        multi: Mapping[str, np.ndarray] | None = None,
-    ) -> Scored:
-        """Normalize rows; flag the unusable ones (they score NaN)."""
-        import scipy.sparse as sp
-
-        if multi:
-            scored = cls.of(matrix, index)
-            return cls(scored.matrix, scored.bad, index, {k: _unit(v) for k, v in multi.items()})
-
-        if sp.issparse(matrix):
-            # Sparse rows are lexical: an empty row (no known word) honestly scores 0.
-            to_csr: Any = sp.csr_matrix  # scipy-stubs' overloads reject a matrix typed Any
-            csr: Any = to_csr(matrix).astype(np.float64)
-            norms = np.sqrt(np.asarray(csr.multiply(csr).sum(axis=1)).ravel())
-            bad = ~np.isfinite(norms)
-            scale = np.where(bad | (norms == 0), 0.0, 1.0 / np.where(norms == 0, 1.0, norms))
-            return cls(sp.diags(scale) @ csr, bad, index)
-        dense = np.asarray(matrix, dtype=np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):
-            norms = np.linalg.norm(dense, axis=1) if dense.size else np.zeros(len(dense))
-        bad = ~np.isfinite(norms) | (norms == 0) | ~np.isfinite(dense).all(axis=1)
-        safe = np.where(bad, 1.0, norms)
-        return cls(np.where(bad[:, None], 0.0, dense / safe[:, None]), bad, index)
-
-    def rows(self, keys: Sequence[str]) -> np.ndarray:
-        """Row indices of keys."""
-        return np.fromiter((self.index[k] for k in keys), dtype=np.intp, count=len(keys))
-
-    def scores(
-        self, queries: Sequence[str], pieces: Sequence[Sequence[str]], scoring: str
-    ) -> np.ndarray:
-        """cos(question, haystack) for each question and each haystack (given by its pieces).
-
-        Haystacks the model reads alike (the same pieces) are scored once and share the
-        result bit for bit, whatever their place in the matrix.
-        """
-        unique = list(dict.fromkeys(tuple(p) for p in pieces))
-        column = {p: i for i, p in enumerate(unique)}
-        scores = self._scores(queries, unique, scoring)
-        return scores[:, [column[tuple(p)] for p in pieces]]
-
-    def _scores(
-        self, queries: Sequence[str], pieces: Sequence[Sequence[str]], scoring: str
-    ) -> np.ndarray:
-        if scoring == MAXSIM:
-            return self._maxsim(queries, pieces)
-        flat = [k for keys in pieces for k in keys]
-        starts = np.cumsum([0] + [len(keys) for keys in pieces[:-1]])
-        q_rows = self.rows(queries)
-        d_rows = self.rows(flat)
-        q = self.matrix[q_rows]
-        d = self.matrix[d_rows]
-        if scoring == "chunk-mean":
-            summed = _sum_runs(d, starts, len(flat))
-            norms = _norms(summed)
-            out = _dense(q @ summed.T) / np.where(norms > 0, norms, np.inf)
-        else:
-            raw = _dense(q @ d.T)
-            out = np.maximum.reduceat(raw, starts, axis=1) if scoring == "chunk-max" else raw
-        out[:, np.logical_or.reduceat(self.bad[d_rows], starts)] = np.nan
-        out[self.bad[q_rows], :] = np.nan
-        return out
-
-    def _maxsim(self, queries: Sequence[str], pieces: Sequence[Sequence[str]]) -> np.ndarray:
-        """Mean over each question's token vectors of their best cosine in each haystack."""
-        out = np.full((len(queries), len(pieces)), np.nan)
-        parts = {i: self.multi[k] for i, k in enumerate(queries)}
-        usable = {i: p for i, p in parts.items() if p is not None}
-        if not usable:
-            return out
-        rows = list(usable)
-        tokens = np.concatenate(list(usable.values()))
-        sizes = np.array([len(p) for p in usable.values()])
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        for j, keys in enumerate(pieces):
-            docs = [self.multi[k] for k in keys]
-            found = [d for d in docs if d is not None]
-            if len(found) < len(docs):
-                continue  # an unusable haystack scores NaN
-            best = (tokens @ np.concatenate(found).T).max(axis=1).astype(float)
-            out[rows, j] = np.add.reduceat(best, starts) / sizes
-        return out
-
-
-def _unit(vectors: np.ndarray) -> np.ndarray | None:
-    """Token vectors scaled to unit length, or ``None`` when any is non-finite or zero."""
-    rows = np.asarray(vectors, dtype=np.float32)
-    if rows.ndim != 2 or not len(rows) or not np.isfinite(rows).all():
-        return None
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    if not (norms > 0).all():
-        return None
-    unit: np.ndarray = rows / norms
-    return unit
 
 
 @dataclass
@@ -187,57 +66,106 @@ def score_slice(
         window: Document tokens the model reads (truncation flags).
         draws: The run's haystack draws, as configured (case order: draw, order, position).
     """
-    at_length = [p for p in plan.haystacks if p.haystack.length == length]
-    controls = [p for p in at_length if p.haystack.is_control]
-    needles = [p for p in at_length if not p.haystack.is_control and p.haystack.kind == kind]
-    control_index = {p.haystack.id: i for i, p in enumerate(controls)}
-    by_id = {p.haystack.id: p for p in controls}
     q_keys = [queries[g.id] for g in groups]
     if scoring == MAXSIM:  # the same questions, read as token vectors
         q_keys = [plan.multi[k] for k in q_keys]
-    # One matrix for the slice: a case and its control are scored side by side.
-    matrix = scored.scores(q_keys, [p.pieces[scoring] for p in (*controls, *needles)], scoring)
-    negatives, needle_matrix = matrix[:, : len(controls)], matrix[:, len(controls) :]
-    column = {p.haystack.id: j for j, p in enumerate(needles)}
-    needle_scores = _by_needle(scored, q_keys, plan, scoring)
-    control_ids = tuple(p.haystack.id for p in controls)
-    ranked, relevant = [], []
+    slice_ = _SliceScores.of(scored, plan, q_keys, length=length, kind=kind, scoring=scoring)
+    by_id = {p.haystack.id: p for p in slice_.controls}
+    control_ids = tuple(by_id)
+    in_case_order = _case_order(draws, orders)
+    ranked = []
     for g, group in enumerate(groups):
-        mine = [p for p in needles if p.haystack.group_id == group.id]
-        mine.sort(
-            key=lambda p: (
-                draws.index(p.haystack.seed),
-                orders.index(p.haystack.order or ""),
-                p.haystack.position or 0,
-            )
-        )
+        negatives = slice_.negatives[g]
         collected.negatives.append(
             NegativeScores(
-                arm, scoring, group.id, length, control_ids, tuple(float(s) for s in negatives[g])
+                arm, scoring, group.id, length, control_ids, tuple(float(s) for s in negatives)
             )
         )
-        for planned in mine:
-            own = control_index[planned.haystack.control_id]
-            positive = float(needle_matrix[g, column[planned.haystack.id]])
-            case = _case(
-                arm,
-                scoring,
-                group,
-                planned,
-                positive,
-                float(negatives[g, own]),
-                float(needle_scores[g].get(planned.haystack.needle or "", math.nan)),
-                plan.unread(planned, scoring, by_id),
-                window,
-            )
+        mine = [p for p in slice_.needles if p.haystack.group_id == group.id]
+        for planned in sorted(mine, key=in_case_order):
+            positive, control, cos_qn = slice_.case_scores(g, planned)
+            unread = plan.unread(planned, scoring, by_id)
+            case = _case(arm, scoring, group, planned, positive, control, cos_qn, unread, window)
             collected.cases.append(case)
             if case.duplicate_of is None:
-                ranked.append(np.concatenate([[positive], negatives[g]]))
-                relevant.append(0)
+                ranked.append(np.concatenate([[positive], negatives]))
     if ranked:
-        m = rank_metrics(np.array(ranked), np.array(relevant))
+        # The needle haystack is column 0 of each ranked row, its only relevant one.
+        m = rank_metrics(np.array(ranked), np.zeros(len(ranked), dtype=int))
         collected.retrieval.append(
             RetrievalRow(arm, scoring, length, m["acc@1"], m["mrr"], m["ndcg@k"])
+        )
+
+
+def _case_order(
+    draws: Sequence[int | None], orders: Sequence[str]
+) -> Callable[[PlannedHaystack], tuple[int, int, int]]:
+    """The sort key of a group's needle haystacks: draw, order, position, as configured."""
+
+    def key(p: PlannedHaystack) -> tuple[int, int, int]:
+        return (
+            draws.index(p.haystack.seed),
+            orders.index(p.haystack.order or ""),
+            p.haystack.position or 0,
+        )
+
+    return key
+
+
+@dataclass(frozen=True)
+class _SliceScores:
+    """One slice's haystacks and the score of each selected question (row) against them.
+
+    Attributes:
+        controls: The controls of every group at the length (the negatives' columns).
+        needles: The arm's needle haystacks at the length.
+        negatives: question x control scores.
+        positives: question x needle haystack scores.
+        alone: Per question, cos(question, needle alone) by needle text.
+    """
+
+    controls: list[PlannedHaystack]
+    needles: list[PlannedHaystack]
+    negatives: np.ndarray
+    positives: np.ndarray
+    alone: list[dict[str, float]]
+    column: Mapping[str, int]
+    control_column: Mapping[str, int]
+
+    @classmethod
+    def of(
+        cls,
+        scored: Scored,
+        plan: Plan,
+        q_keys: Sequence[str],
+        *,
+        length: int,
+        kind: str,
+        scoring: str,
+    ) -> _SliceScores:
+        at_length = [p for p in plan.haystacks if p.haystack.length == length]
+        controls = [p for p in at_length if p.haystack.is_control]
+        needles = [p for p in at_length if not p.haystack.is_control and p.haystack.kind == kind]
+        # One matrix for the slice: a case and its control are scored side by side.
+        pieces = [p.pieces[scoring] for p in (*controls, *needles)]
+        matrix = scored.scores(q_keys, pieces, scoring)
+        return cls(
+            controls,
+            needles,
+            matrix[:, : len(controls)],
+            matrix[:, len(controls) :],
+            _by_needle(scored, q_keys, plan, scoring),
+            {p.haystack.id: j for j, p in enumerate(needles)},
+            {p.haystack.id: i for i, p in enumerate(controls)},
+        )
+
+    def case_scores(self, g: int, planned: PlannedHaystack) -> tuple[float, float, float]:
+        """Question ``g``'s (haystack, own control, needle alone) scores of a needle haystack."""
+        haystack = planned.haystack
+        return (
+            float(self.positives[g, self.column[haystack.id]]),
+            float(self.negatives[g, self.control_column[haystack.control_id]]),
+            float(self.alone[g].get(haystack.needle or "", math.nan)),
         )
 
 
@@ -306,27 +234,3 @@ def _case(
         problem=None if finite else INVALID,
         seed=h.seed,
     )
-
-
-def _dense(product: Any) -> np.ndarray:
-    return np.asarray(product.toarray() if hasattr(product, "toarray") else product, dtype=float)
-
-
-def _norms(matrix: Any) -> np.ndarray:
-    if hasattr(matrix, "multiply"):
-        norms: np.ndarray = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
-        return norms
-    dense: np.ndarray = np.linalg.norm(np.asarray(matrix, dtype=float), axis=1)
-    return dense
-
-
-def _sum_runs(rows: Any, starts: np.ndarray, total: int) -> Any:
-    """Sum consecutive runs of rows (one run per haystack) with a sparse 0/1 matrix."""
-    import scipy.sparse as sp
-
-    ends = np.append(starts[1:], total)
-    owner = np.repeat(np.arange(len(starts)), ends - starts)
-    aggregate = sp.csr_matrix(
-        (np.ones(total), (owner, np.arange(total))), shape=(len(starts), total)
-    )
-    return aggregate @ rows

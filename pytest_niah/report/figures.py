@@ -6,24 +6,24 @@ length), a line and marker style per model. matplotlib is imported only inside f
 and only its Agg canvas is used (no pyplot, no window, no global backend change).
 
 The drawing helpers and the house style are in :mod:`pytest_niah.report.plotting`, the
-data the figures draw in :mod:`pytest_niah.report.figure_data`; the names other modules
-take from here (the style constants, :func:`panel_variants`, :func:`primary_variant`) are
-re-exported.
+data the figures draw in :mod:`pytest_niah.report.figure_data`, the comparison figure in
+:mod:`pytest_niah.report.comparison_figure`; the names other modules take from here (the
+style constants, :func:`panel_variants`, :func:`primary_variant`, :func:`comparison_figure`)
+are re-exported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.errors import MatplotlibMissingError as MatplotlibMissingError  # re-exported
+from pytest_niah.report.comparison_figure import COMPARISON_FIGURE as COMPARISON_FIGURE
+from pytest_niah.report.comparison_figure import comparison_figure as comparison_figure
 from pytest_niah.report.figure_data import Grid as Grid
 from pytest_niah.report.figure_data import (
     all_lengths,
     finite_range,
-    is_finite,
     position_grid,
     position_profile,
     split_keys,
@@ -31,6 +31,7 @@ from pytest_niah.report.figure_data import (
 )
 from pytest_niah.report.figure_data import panel_variants as panel_variants
 from pytest_niah.report.figure_data import primary_variant as primary_variant
+from pytest_niah.report.heatmap import draw_heatmap
 from pytest_niah.report.plotting import CHANCE_COLOR as CHANCE_COLOR
 from pytest_niah.report.plotting import LINESTYLES as LINESTYLES
 from pytest_niah.report.plotting import MARKERS as MARKERS
@@ -42,13 +43,11 @@ from pytest_niah.report.plotting import Series as Series
 from pytest_niah.report.plotting import (
     all_series,
     chance_line,
-    draw_heatmap,
     effective_length_line,
     figure_style,
     finish_axes,
     interval_band,
     length_axis,
-    lengths_axis,
     metric_line,
     model_style,
     new_figure,
@@ -62,9 +61,6 @@ from pytest_niah.report.plotting import (
 )
 from pytest_niah.report.speed_figure import SPEED_FIGURE_ID, has_speed, speed_figure
 from pytest_niah.results.niah_results import NiahResults
-
-if TYPE_CHECKING:
-    from pytest_niah.report.comparison import ReportComparison
 
 Render = Callable[[Sequence[NiahResults], Sequence[str]], bytes]
 
@@ -304,90 +300,6 @@ FIGURES: tuple[FigureSpec, ...] = (
         needs_speed=True,
     ),
 )
-
-
-@dataclass(frozen=True)
-class ComparisonFigure:
-    """The comparison figure's HTML id, title and caption (drawn by :func:`comparison_figure`)."""
-
-    id: str = "fig-comparison"
-    title: str = "Baseline versus current"
-    caption: str = (
-        "Each metric per length on the cells both runs measured: the baseline (dashed, open "
-        "markers) and this run (solid); band: the baseline plus the 95% paired-bootstrap "
-        "interval of the change; dashed grey: chance."
-    )
-
-
-COMPARISON_FIGURE = ComparisonFigure()
-COMPARISON_METRICS = ("normalized", "comparative_ratio", "auc", "separation")
-
-
-def comparison_figure(comparisons: Sequence[ReportComparison]) -> bytes:
-    """Baseline versus current, one panel per metric, a colour per model x arm x scoring."""
-    lengths = sorted({d.length for c in comparisons for d in c.comparison.deltas})
-    lines = list(
-        dict.fromkeys(
-            (index, d.arm, d.scoring)
-            for index, c in enumerate(comparisons)
-            for d in c.comparison.deltas
-        )
-    )
-    with figure_style():
-        fig, axes = new_figure(rows=2, cols=2, row_height=3.8)
-        for ax, metric in zip(axes, COMPARISON_METRICS, strict=True):
-            for number, (index, arm, scoring) in enumerate(lines):
-                comparison = comparisons[index]
-                deltas = sorted(
-                    (
-                        d
-                        for d in comparison.comparison.deltas
-                        if (d.arm, d.scoring, d.metric) == (arm, scoring, metric)
-                    ),
-                    key=lambda d: d.length,
-                )
-                if not deltas:
-                    continue
-                color = PALETTE[number % len(PALETTE)]
-                name = f"{comparison.label} · {arm}/{scoring}"
-                xs = [d.length for d in deltas]
-                ax.plot(
-                    xs,
-                    [d.baseline for d in deltas],
-                    color=color,
-                    linestyle=(0, (4, 2)),
-                    marker="s",
-                    markerfacecolor="white",
-                    label=f"{name}: baseline",
-                )
-                ax.plot(
-                    xs,
-                    [d.current for d in deltas],
-                    color=color,
-                    marker="o",
-                    label=f"{name}: this run",
-                )
-                band = [
-                    d
-                    for d in deltas
-                    if is_finite(d.baseline) and is_finite(d.low) and is_finite(d.high)
-                ]
-                if band:
-                    ax.fill_between(
-                        [d.length for d in band],
-                        [d.baseline + d.low for d in band],
-                        [d.baseline + d.high for d in band],
-                        color=color,
-                        alpha=0.15,
-                        linewidth=0,
-                    )
-            if metric in ("comparative_ratio", "auc"):
-                chance_line(ax)
-                unit_axis(ax)
-            lengths_axis(ax, lengths)
-            finish_axes(ax, METRIC_LABELS.get(metric, metric), METRIC_LABELS.get(metric, metric))
-        outside_legend(fig, axes)
-        return png_bytes(fig)
 
 
 def render_figures(

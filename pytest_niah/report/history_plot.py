@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_niah.report.escape import one_line
 from pytest_niah.report.figures import MatplotlibMissingError
-from pytest_niah.report.history_view import short_text
-from pytest_niah.results.run_history import DRIFT_MIN, History, Point, Series, metric_label
+from pytest_niah.report.history_table import short_text
+from pytest_niah.results.history_metrics import metric_label
+from pytest_niah.results.run_history import DRIFT_MIN, History, Point, Series
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -37,7 +38,6 @@ def history_figure(
     """
     _require_matplotlib()
     from pytest_niah.report.plotting import (
-        CHANCE_COLOR,
         MARKERS,
         PALETTE,
         figure_style,
@@ -53,7 +53,6 @@ def history_figure(
     with figure_style():
         fig, axes = new_figure(len(panels) or 1, row_height=3.8)
         for ax, (series, metric) in zip(axes, panels, strict=False):
-            count = len(series.runs)
             # Lengths sit side by side around each run, so their error bars do not overlap.
             spread = 0.25 / max(1, len(series.lengths) - 1)
             for j, length in enumerate(series.lengths):
@@ -67,22 +66,9 @@ def history_figure(
                     markers[length],
                 )
             if metric in ("auc", "comparative_ratio"):
-                ax.axhline(
-                    0.5, color=CHANCE_COLOR, linestyle="--", linewidth=1.0, label="chance (0.5)"
-                )
-                ax.set_ylim(-0.03, 1.1)
+                _chance_line(ax)
             _identity_marks(ax, series)
-            # Many runs: slanted names stay readable.
-            slant: dict[str, Any] = (
-                {"rotation": 45, "ha": "right", "rotation_mode": "anchor"} if count > 8 else {}
-            )
-            ax.set_xticks(
-                range(count),
-                [f"{short_text(r.name, _TICK_CHARS)}\n{r.commit_text}" for r in series.runs],
-                **slant,
-            )
-            ax.set_xlim(-0.6, count - 0.4)
-            ax.set_xlabel("saved run, oldest first (name, commit)")
+            _runs_axis(ax, series)
             drifted = [d.length for d in series.drift(metric, min_change=min_change) if d.flagged]
             drift = f" · drift at {', '.join(map(str, drifted))}" if drifted else ""
             ax.set_title(
@@ -103,6 +89,30 @@ def _require_matplotlib() -> None:
         raise MatplotlibMissingError(
             "the history plot needs matplotlib, which is not installed"
         ) from exc
+
+
+def _chance_line(ax: Axes) -> None:
+    """A metric whose chance level is 0.5, on a 0..1 scale."""
+    from pytest_niah.report.plotting import CHANCE_COLOR
+
+    ax.axhline(0.5, color=CHANCE_COLOR, linestyle="--", linewidth=1.0, label="chance (0.5)")
+    ax.set_ylim(-0.03, 1.1)
+
+
+def _runs_axis(ax: Axes, series: Series) -> None:
+    """x: the saved runs, oldest first, each named by its name and commit."""
+    count = len(series.runs)
+    # Many runs: slanted names stay readable.
+    slant: dict[str, Any] = (
+        {"rotation": 45, "ha": "right", "rotation_mode": "anchor"} if count > 8 else {}
+    )
+    ax.set_xticks(
+        range(count),
+        [f"{short_text(r.name, _TICK_CHARS)}\n{r.commit_text}" for r in series.runs],
+        **slant,
+    )
+    ax.set_xlim(-0.6, count - 0.4)
+    ax.set_xlabel("saved run, oldest first (name, commit)")
 
 
 def _length_line(

@@ -13,20 +13,19 @@ from __future__ import annotations
 import base64
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from pytest_niah.display import fmt, signed
 from pytest_niah.report.escape import html_text, md_text, one_line
+from pytest_niah.report.history_table import HistoryTable, history_table
 from pytest_niah.report.html import CSS, table
 from pytest_niah.report.markdown_and_csv import markdown_table
 from pytest_niah.report.terminal_tables import WIDTH, aligned, metric_digits
+from pytest_niah.results.history_metrics import metric_label
 from pytest_niah.results.run_history import (
     DRIFT_MIN,
     Drift,
     History,
-    Point,
     Series,
-    metric_label,
 )
 
 __all__ = [
@@ -44,18 +43,6 @@ DRIFT_EXPLAINED = (
     "its --niah-compare-fail allowance against the run before while the total did not."
 )
 _NAME_CHARS = 24
-TOTAL_ROW = "total change"
-STEP_ROW = "largest step"
-
-
-@dataclass(frozen=True)
-class _Table:
-    """One metric's table of one series: info columns, length columns, their rows."""
-
-    info_header: list[str]
-    info_rows: list[list[str]]
-    length_header: list[str]
-    length_rows: list[list[str]]
 
 
 # -- terminal ---------------------------------------------------------------------------------
@@ -83,7 +70,7 @@ def history_lines(
             lines += _wrap(f"  {note}", width, indent="    ")
         for metric in metrics:
             lines.append(f"{metric_label(metric)}{_ci(series, metric)}")
-            lines += _blocks(_cells(series, metric, _NAME_CHARS), width)
+            lines += _blocks(history_table(series, metric, _NAME_CHARS), width)
             drifts = series.drift(metric, min_change=min_change)
             for text in _drift_texts(series, drifts):
                 lines += _wrap(f"  drift: {text}", width, indent="    ")
@@ -111,7 +98,7 @@ def history_markdown(
             parts += ["", md_text(note)]
         for metric in metrics:
             parts += ["", f"### {md_text(metric_label(metric) + _ci(series, metric))}", ""]
-            cells = _cells(series, metric, None)
+            cells = history_table(series, metric, None)
             body = [i + c for i, c in zip(cells.info_rows, cells.length_rows, strict=True)]
             parts += markdown_table(
                 cells.info_header + cells.length_header, body, left=len(cells.info_header)
@@ -165,7 +152,7 @@ def history_section(
         parts.append(f"<h3>{html_text(_title(series))}</h3>")
         parts.extend(f'<p class="muted">{html_text(n)}</p>' for n in _notes(series))
         for metric in metrics:
-            cells = _cells(series, metric, None)
+            cells = history_table(series, metric, None)
             body = [i + c for i, c in zip(cells.info_rows, cells.length_rows, strict=True)]
             parts.append(f"<h4>{html_text(metric_label(metric) + _ci(series, metric))}</h4>")
             parts.append(
@@ -248,41 +235,7 @@ def _notes(series: Series) -> list[str]:
     return notes
 
 
-def _cells(series: Series, metric: str, name_chars: int | None) -> _Table:
-    digits = metric_digits(metric)
-    several = len(series.machines) > 1
-    info_header = ["#", "saved", "run", "commit", "model", *(["machine"] if several else [])]
-    info_rows = []
-    for i, run in enumerate(series.runs):
-        name = one_line(run.name) if name_chars is None else short_text(run.name, name_chars)
-        row = [str(i + 1), run.date, name, run.commit_text, run.identity]
-        info_rows.append(row + ([run.machine] if several else []))
-    length_rows = [
-        [_cell(series.point(i, metric, n), digits) for n in series.lengths]
-        for i in range(len(series.runs))
-    ]
-    if len(series.runs) > 1:
-        drifts = series.drift(metric)
-        blank = [""] * (len(info_header) - 3)
-        first_last = f"{TOTAL_ROW} #1→#{len(series.runs)}"
-        info_rows.append(["", "", first_last, *blank])
-        length_rows.append([signed(d.total, digits) for d in drifts])
-        info_rows.append(["", "", STEP_ROW, *blank])
-        length_rows.append([signed(d.largest, digits) for d in drifts])
-    return _Table(info_header, info_rows, [str(n) for n in series.lengths], length_rows)
-
-
-def _cell(point: Point | None, digits: int) -> str:
-    if point is None:
-        return "-"
-    if not point.has_interval:
-        return fmt(point.value, digits)
-    return (
-        f"{fmt(point.value, digits)} [{fmt(point.low, digits - 1)},{fmt(point.high, digits - 1)}]"
-    )
-
-
-def _blocks(cells: _Table, width: int) -> list[str]:
+def _blocks(cells: HistoryTable, width: int) -> list[str]:
     """Aligned tables, the length columns split into blocks that fit ``width``."""
     left = len(cells.info_header)
     lines = aligned(cells.info_header, [list(r) for r in cells.info_rows], left=left)
@@ -342,12 +295,6 @@ def _drift_texts(series: Series, drifts: Sequence[Drift]) -> list[str]:
             f"{fmt(abs(d.largest), digits)}: no comparison with the previous run showed it"
         )
     return out
-
-
-def short_text(text: str, chars: int) -> str:
-    """``text`` on one line, cut to ``chars`` characters with "…" when longer."""
-    flat = one_line(text)
-    return flat if len(flat) <= chars else flat[: chars - 1] + "…"
 
 
 def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:

@@ -1,10 +1,11 @@
-"""The drawing parts of the report figures: style, canvas, axes, lines, bands and heatmaps.
+"""The drawing parts of the report figures: style, canvas, axes, lines and bands.
 
 The house style (:data:`PALETTE`, :data:`LINESTYLES`, :data:`MARKERS`, :data:`STYLE`), a
 :class:`Series` per model x arm x scoring, the figure scaffolding (a style context, an
 Agg-canvas figure, deterministic PNG bytes, titles, legends and axes) and the helpers that
-draw one line, band or heatmap on an axes. matplotlib is imported only inside functions
-and only its Agg canvas is used (no pyplot, no window, no global backend change).
+draw one line or band on an axes (the heatmap is :mod:`pytest_niah.report.heatmap`).
+matplotlib is imported only inside functions and only its Agg canvas is used (no pyplot, no
+window, no global backend change).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from pytest_niah.errors import MatplotlibMissingError
 from pytest_niah.measure.records import MetricRow
-from pytest_niah.report.figure_data import Grid, all_lengths, is_finite
+from pytest_niah.report.figure_data import all_lengths, is_finite
 from pytest_niah.results.niah_results import NiahResults
 
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ __all__ = [
     "Series",
     "all_series",
     "chance_line",
-    "draw_heatmap",
     "effective_length_line",
     "figure_style",
     "finish_axes",
@@ -308,34 +308,6 @@ def retrieval_line(ax: Axes, series: Series, field: str) -> None:
             marker=series.marker,
             label=series.name,
         )
-
-
-def draw_heatmap(fig: Figure, ax: Axes, grid: Grid, low: float, high: float) -> None:
-    """``grid`` as a position x length heatmap from ``low`` to ``high``, cells labelled."""
-    import numpy as np
-    from matplotlib import colormaps
-
-    lengths, positions, values = grid
-    data = np.ma.masked_invalid(np.array(values, dtype=float).reshape(len(positions), -1))
-    cmap = colormaps["viridis"].with_extremes(bad=MISSING_COLOR)
-    image = ax.imshow(data, cmap=cmap, vmin=low, vmax=high, aspect="auto")
-    ax.grid(False)
-    ax.set_xticks(range(len(lengths)), [str(n) for n in lengths])
-    ax.set_yticks(range(len(positions)), [str(p) for p in positions])
-    ax.set_xlabel("haystack length (tokens)")
-    ax.set_ylabel("needle position (0 = start)")
-    _annotate_cells(ax, values, low, high)
-    fig.colorbar(image, ax=ax, label="normalized similarity")
-
-
-def _annotate_cells(ax: Axes, values: list[list[float]], low: float, high: float) -> None:
-    middle = (low + high) / 2
-    for row, line in enumerate(values):
-        for col, value in enumerate(line):
-            text = f"{value:.2f}" if is_finite(value) else "n/a"
-            # viridis is dark at the low end, so low cells get white text.
-            color = "white" if is_finite(value) and value < middle else "black"
-            ax.text(col, row, text, ha="center", va="center", fontsize=8, color=color)
 
 
 # -- series and colours -----------------------------------------------------------------------

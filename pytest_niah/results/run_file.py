@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pytest_niah.config import strict_json
 from pytest_niah.errors import ConfigError, ResultsError
 from pytest_niah.naming import file_slug
 from pytest_niah.results.niah_results import read_text
+from pytest_niah.results.results_schema import RUN_SCHEMA_VERSION
 
 RUN_SUFFIX = ".json.gz"
 """The end of a saved run's file name: gzip-compressed JSON."""
@@ -69,6 +73,29 @@ def encode_run(text: str) -> bytes:
     with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=9, mtime=0) as stream:
         stream.write(text.encode("utf-8"))
     return buffer.getvalue()
+
+
+def run_bytes(
+    results: Mapping[str, Any],
+    *,
+    name: str,
+    label: str,
+    machine: Mapping[str, str],
+    saved_at: datetime,
+    commit: Mapping[str, str | bool],
+) -> bytes:
+    """The file of a saved run: the document of the module docstring, by :func:`encode_run`."""
+    document = {
+        "run_schema_version": RUN_SCHEMA_VERSION,
+        "name": name,
+        "label": label,
+        # Microseconds: runs saved in one second still sort in the order they were saved.
+        "saved_at": saved_at.isoformat(),
+        "machine": dict(machine),
+        "commit": dict(commit),
+        "results": results,
+    }
+    return encode_run(json.dumps(document, indent=1, sort_keys=True, allow_nan=False))
 
 
 def run_order(saved_at: datetime, name: str, path: Path) -> tuple[datetime, str, str]:

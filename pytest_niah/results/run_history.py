@@ -22,8 +22,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from pytest_niah.config.vocabulary import METRIC_ALIASES, METRIC_LABELS
-from pytest_niah.errors import ConfigError, ResultsError
+from pytest_niah.errors import ResultsError
+from pytest_niah.results.history_metrics import DEFAULT_METRICS, metric_names
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.run_file import RunHeader, run_order
 from pytest_niah.results.storage import RunStore, load_run
@@ -43,8 +43,6 @@ __all__ = [
     "read_runs",
 ]
 
-# The metrics a history shows by default: the two the study and the gates centre on.
-DEFAULT_METRICS = ("auc", "comparative_ratio")
 # A total change smaller than this is never called drift, however the steps went.
 DRIFT_MIN = 0.01
 # Shown digits of a commit id and of a model identity's digest.
@@ -238,34 +236,6 @@ class History:
 
     series: tuple[Series, ...]
     skipped: tuple[Skipped, ...] = ()
-
-
-def metric_names(text: str | Iterable[str]) -> tuple[str, ...]:
-    """Metric names from a comma list or names (``auc,ratio``), as MetricRow fields.
-
-    Raises:
-        ConfigError: an unknown metric; the message lists the known ones.
-    """
-    items = text.split(",") if isinstance(text, str) else list(text)
-    out: list[str] = []
-    for item in items:
-        key = item.strip().lower().replace("-", "_")
-        if not key:
-            continue
-        name = METRIC_ALIASES.get(key) or METRIC_ALIASES.get(key.replace("_", "-"))
-        if name is None:
-            known = ", ".join(sorted(METRIC_ALIASES))
-            raise ConfigError(f"--metric: unknown metric {item.strip()!r}", f"use one of {known}")
-        if name not in out:
-            out.append(name)
-    if not out:
-        raise ConfigError("--metric: no metric given", "give e.g. --metric auc,ratio")
-    return tuple(out)
-
-
-def metric_label(metric: str) -> str:
-    """The display name of a metric (``AUC``, ``comparative ratio``)."""
-    return METRIC_LABELS.get(metric, metric)
 
 
 def read_runs(

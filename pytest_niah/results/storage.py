@@ -12,7 +12,6 @@ the plugin can resolve ``--niah-compare`` before any model work starts.
 from __future__ import annotations
 
 import contextlib
-import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,8 +30,8 @@ from pytest_niah.results.run_file import (
     RunHeader,
     aware,
     check_name,
-    encode_run,
     is_name,
+    run_bytes,
     run_file_name,
     run_file_names,
     run_header,
@@ -137,18 +136,15 @@ class RunStore:
         target = self.path(name, label, machine_id(machine))
         target.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps_in(target.parent)
-        payload = {
-            "run_schema_version": RUN_SCHEMA_VERSION,
-            "name": name,
-            "label": label,
-            # Microseconds: runs saved in one second still sort in the order they were saved.
-            "saved_at": (now or datetime.now(timezone.utc)).isoformat(),
-            "machine": machine,
+        data = run_bytes(
+            results.to_dict(),
+            name=name,
+            label=label,
+            machine=machine,
+            saved_at=now or datetime.now(timezone.utc),
             # The store sits inside the project, so git finds the project's checkout from it.
-            "commit": dict(commit) if commit is not None else commit_info(target.parent),
-            "results": results.to_dict(),
-        }
-        data = encode_run(json.dumps(payload, indent=1, sort_keys=True, allow_nan=False))
+            commit=commit if commit is not None else commit_info(target.parent),
+        )
         existing = self.saved(name, label, machine_id(machine))
         if overwrite:
             write_atomic(target, data)

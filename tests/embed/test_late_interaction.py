@@ -34,7 +34,7 @@ from pytest_niah.embed.st_late_interaction import is_late_interaction_folder
 from pytest_niah.embed.st_loading import set_window, token_limits
 from pytest_niah.errors import ConfigError
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput, input_key, multi_kind
-from pytest_niah.measure.scoring import Scored
+from pytest_niah.measure.similarity import Scored
 
 REPO = Path(__file__).resolve().parents[2]
 COLBERT = "lightonai/GTE-ModernColBERT-v1"

@@ -22,7 +22,7 @@ from embed_fakes import link_into_blobs
 
 from pytest_niah.embed.models import MODEL_PRESETS, check_model_name
 from pytest_niah.errors import EmbedderError
-from pytest_niah.measure.scoring import Scored
+from pytest_niah.measure.similarity import Scored
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = REPO / "fixtures" / "models" / "jina-v4-like"

@@ -13,8 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_niah.config.paths import CACHE_FILE
-from pytest_niah.embed.runner import MAX_BATCH, EmbeddingStats, Encoder, VectorTable
+from pytest_niah.embed.runner import MAX_BATCH, EmbeddingStats, Encoder
 from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.embed.vector_table import VectorTable
 from pytest_niah.errors import EmbedderError, EmbeddingError
 from pytest_niah.haystacks.plan import DOCUMENT, QUERY, ModelInput
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_niah.inputs import schema, schema_models
+from pytest_niah.inputs import schema, schema_values
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "pytest_niah" / "data"
@@ -221,7 +221,7 @@ SAMPLE_TEXT = st.lists(st.sampled_from([*"ab09-_ {}\t\nZé", "{name}", "{Name}"]
 @given(value=SAMPLE_TEXT)
 def test_schema_patterns_say_what_the_validators_say(pattern, check, value):
     try:
-        getattr(schema_models, check)(value)
+        getattr(schema_values, check)(value)
         accepted = True
     except Exception:
         accepted = False

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pytest_niah.config.vocabulary import MAXSIM
-from pytest_niah.measure.scoring import Scored
+from pytest_niah.measure.similarity import Scored
 
 
 def unit(rows: np.ndarray) -> np.ndarray:

@@ -20,7 +20,8 @@ from pytest_niah.haystacks.grid import case_id, control_id
 from pytest_niah.haystacks.haystack import Haystack
 from pytest_niah.haystacks.plan import Plan, PlannedHaystack
 from pytest_niah.inputs.needles import NeedleGroup
-from pytest_niah.measure.scoring import INVALID, Collected, Scored, score_slice
+from pytest_niah.measure.scoring import INVALID, Collected, score_slice
+from pytest_niah.measure.similarity import Scored
 
 # -- Scored.of ----------------------------------------------------------------------------------
 
