@@ -34,7 +34,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -47,12 +47,10 @@ from pytest_niah.embed.remote_address import api_key, parse_remote
 from pytest_niah.embed.remote_http import EXCERPT_CHARS, EmbeddingsClient
 from pytest_niah.embed.remote_presets import is_tiktoken, remote_preset, served_tokenizer
 from pytest_niah.embed.remote_response import STABLE_FIELDS, response_vectors
+from pytest_niah.embed.server_fingerprint import ServerFingerprint
 from pytest_niah.embed.tiktoken_tokenizer import TiktokenTokenizer, load_tiktoken
 from pytest_niah.errors import ConfigError
 from pytest_niah.haystacks.plan import QUERY, ModelInput
-
-if TYPE_CHECKING:
-    from pytest_niah.embed.server_fingerprint import ServerFingerprint
 
 WEIGHTS_NOTE = (
     "remote model: weights cannot be hashed; the identity is the endpoint's model name and "
@@ -119,10 +117,8 @@ class RemoteEmbedder:
             self.notes.append(self.preset.note(self.remote.model))
         # Seconds of each answered request, in order (the run's latency p50/p95).
         self.request_seconds: list[float] = []
-        # The key of the server's measured answers (None: not measured yet).
-        self.answers: str | None = None
-        # The fingerprint behind that key, as this run measured it (a shard part keeps it).
-        self.fingerprint: ServerFingerprint | None = None
+        # The server's measured answers and their key (None: not measured yet).
+        self.answers, self.fingerprint = None, None  # type: str | None, ServerFingerprint | None
         self._pinned: tuple[str, ModelIdentity] | None = None
         self._dim: int | None = None
         self._lock = threading.Lock()
