@@ -6,7 +6,7 @@ preset's (either one given wins). A preset is looked up by the model name after 
 the endpoint (a gateway that relays the API serves the same model). The window applies when
 the server reports no ``max_model_len`` (hosted APIs do not).
 
-Kept apart from :data:`pytest_niah.embed.models.MODEL_PRESETS`, which holds local models'
+Kept apart from :data:`pytest_niah.embed.presets.MODEL_PRESETS`, which holds local models'
 settings (prompts, adapters) that a served model cannot take.
 """
 

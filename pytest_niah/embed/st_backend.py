@@ -26,7 +26,6 @@ from pytest_niah.embed.identity import (
 )
 from pytest_niah.embed.model_options import check_model_options
 from pytest_niah.embed.models import (
-    MODEL_PRESETS,
     PACKAGED,
     check_model_name,
     is_model2vec_folder,
@@ -34,6 +33,7 @@ from pytest_niah.embed.models import (
     looks_local,
     resolve_model_name,
 )
+from pytest_niah.embed.presets import MODEL_PRESETS
 from pytest_niah.embed.protocol import Windows
 from pytest_niah.embed.st_inputs import (
     AGREEMENT,

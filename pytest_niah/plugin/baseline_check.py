@@ -45,12 +45,12 @@ def check_baseline(niah: NiahSession, label: str) -> None:
         CompareError: the baseline measured something else.
         NiahError: the model's tokenizer cannot be loaded.
     """
-    baseline = niah.baseline(label)
+    baseline = niah.baselines.baseline(label)
     if baseline is None:
         return
     tokenizer: Any = NOT_KNOWN
     window: Any = NOT_KNOWN
-    if niah.from_shards or "tokenizer" in niah.compare_allow:
+    if niah.settings.from_shards or "tokenizer" in niah.settings.compare_allow:
         pass  # no model to ask, or no need to load it
     elif niah.embedder(label).identity.digest == baseline.model.fingerprint:
         tokenizer = baseline.model.tokenizer  # the same model files, the same tokenizer
@@ -58,4 +58,6 @@ def check_baseline(niah: NiahSession, label: str) -> None:
         embedder = niah.embedder(label)
         tokenizer, window = embedder.tokenizer.identity, embedder.windows.document
     plan = planned(niah.configs[label], niah.inputs(label), tokenizer=tokenizer, window=window)
-    check_comparable(plan, baseline, allow=niah.compare_allow, source=niah.baseline_source(label))
+    check_comparable(
+        plan, baseline, allow=niah.settings.compare_allow, source=niah.baselines.source(label)
+    )

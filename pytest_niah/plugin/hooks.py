@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from pytest_niah.config.niah import NiahConfig
     from pytest_niah.embed.protocol import Embedder
     from pytest_niah.plugin.session import NiahSession
-    from pytest_niah.progress import ConsoleProgress
     from pytest_niah.results.niah_results import NiahResults
 
 SUITE_FILE = Path(__file__).parents[1] / "suite" / "test_niah.py"
@@ -117,7 +116,11 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         session = active_session(config)
         if session is None:
             return True
-        return not (session.snapshot if collection_path == SNAPSHOT_SUITE_FILE else session.speed)
+        return not (
+            session.settings.snapshot
+            if collection_path == SNAPSHOT_SUITE_FILE
+            else session.settings.speed
+        )
     return None
 
 
@@ -143,16 +146,16 @@ class _XdistHooks:
 
 def _shared_dir(config: pytest.Config) -> Path:
     session = config.stash[SESSION_KEY]
-    if session.shared_dir is None:
+    if session.state.shared_dir is None:
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None and SHARED_DIR_INPUT in workerinput:
-            session.shared_dir = Path(workerinput[SHARED_DIR_INPUT])
+            session.state.shared_dir = Path(workerinput[SHARED_DIR_INPUT])
         else:
             # pytest's own tmp-path factory: per run, cleaned up by pytest's retention policy.
             factory = config._tmp_path_factory  # type: ignore[attr-defined]
-            session.shared_dir = factory.getbasetemp() / "niah"
-        session.shared_dir.mkdir(parents=True, exist_ok=True)
-    return session.shared_dir
+            session.state.shared_dir = factory.getbasetemp() / "niah"
+        session.state.shared_dir.mkdir(parents=True, exist_ok=True)
+    return session.state.shared_dir
 
 
 def active_session(config: pytest.Config) -> NiahSession | None:
@@ -239,9 +242,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     from pytest_niah.plugin.selection import narrow_to_pasted
 
     narrow_to_pasted(config, items, (SUITE_FILE, SNAPSHOT_SUITE_FILE))
-    if niah.shard is None:
+    if niah.settings.shard is None:
         return
-    index, count = niah.shard
+    index, count = niah.settings.shard
     skip = pytest.mark.skip(
         reason=f"shard job {index}/{count} only embeds; the gate job (--niah-from-shards) "
         "measures and gates"
@@ -261,6 +264,7 @@ def _needs_results(session: pytest.Session) -> bool:
 
 def _prepare(config: pytest.Config, niah: NiahSession) -> None:
     from pytest_niah.errors import NiahError
+    from pytest_niah.plugin.runs import run_before_tests
     from pytest_niah.progress import ConsoleProgress
 
     _shared_dir(config)
@@ -271,52 +275,20 @@ def _prepare(config: pytest.Config, niah: NiahSession) -> None:
             # Made here, with capturing off: the bar needs the real stderr (a terminal?).
             # Never silent, -q included: a line per phase, and a heartbeat between them.
             progress = ConsoleProgress()
-            niah.progress = progress
+            niah.state.progress = progress
             try:
-                _run_before_tests(niah, progress, running)
+                run_before_tests(niah, progress, running)
             finally:
                 progress.stop()
     except NiahError as exc:
-        niah.stopped = f"pytest-niah could not run {running[0]!r}: {exc}"
+        niah.state.stopped = f"pytest-niah could not run {running[0]!r}: {exc}"
         from pytest_niah.errors import CompareError
 
         if isinstance(exc, CompareError):
             from pytest_niah.plugin.outputs import report_refusal
 
-            niah.stopped += report_refusal(running[0], exc)
-        pytest.exit(niah.stopped, returncode=pytest.ExitCode.USAGE_ERROR)
-
-
-def _run_before_tests(niah: NiahSession, progress: ConsoleProgress, running: list[str]) -> None:
-    """Check every model's inputs, then run (or embed a shard of) each, saying what it does."""
-    from pytest_niah.errors import numbered_problems
-
-    progress.begin(f"{', '.join(niah.labels)}: loading inputs, locating models")
-    problems = niah.problems_before_running()
-    if len(problems) > 1:
-        listed = numbered_problems([f"{label!r}: {exc}" for label, exc in problems])
-        niah.stopped = f"pytest-niah could not run: {listed}"
-        progress.stop()
-        pytest.exit(niah.stopped, returncode=pytest.ExitCode.USAGE_ERROR)
-    if problems:
-        running[0], exc = problems[0]
-        raise exc
-    if any(niah.baseline(label) is not None for label in niah.labels):
-        from pytest_niah.plugin.baseline_check import check_baseline
-
-        progress.begin(f"{', '.join(niah.labels)}: checking the baseline")
-        for label in niah.labels:
-            running[0] = label
-            check_baseline(niah, label)  # refused before any haystack is built
-    for label in niah.labels:
-        running[0] = label
-        if niah.shard is not None:
-            progress.begin(f"{label}: embedding shard {niah.shard[0]}/{niah.shard[1]}")
-            niah.write_shard(label)
-            continue
-        progress.begin(f"{label}: loading the model, or the results of an identical run")
-        niah.results(label)
-        niah.comparison(label)  # a baseline that measured something else stops here
+            niah.state.stopped += report_refusal(running[0], exc)
+        pytest.exit(niah.state.stopped, returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -325,7 +297,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     Any output that could not be written is printed last, with its cause.
     """
     session = active_session(config)
-    if session is None or session.stopped or hasattr(config, "workerinput"):
+    if session is None or session.state.stopped or hasattr(config, "workerinput"):
         return  # a stopped run printed its one cause already
     _shared_dir(config)
     finished = {label: r for label in session.labels if (r := session.stored_results(label))}
@@ -336,21 +308,21 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             terminalreporter.write_sep("=", f"pytest-niah: {label}")
             for line in summary_lines(session, label, results):
                 terminalreporter.write_line(line)
-        ungated = ungated_line(session, finished) if session.shard is None else None
+        ungated = ungated_line(session, finished) if session.settings.shard is None else None
         if ungated:
             terminalreporter.write_line(ungated, yellow=True, bold=True)
-    if session.shard is not None and session.written:
-        index, count = session.shard
+    if session.settings.shard is not None and session.state.written:
+        index, count = session.settings.shard
         terminalreporter.write_sep("=", f"pytest-niah: shard {index}/{count}")
-        for path in session.written:
+        for path in session.state.written:
             terminalreporter.write_line(f"part written: {path}")
-    elif session.written:
+    elif session.state.written:
         from pytest_niah.plugin.outputs import written_line
 
         terminalreporter.write_sep("=", "pytest-niah: files written")
-        for path in session.written:
+        for path in session.state.written:
             terminalreporter.write_line(written_line(path))
-    for problem in session.output_errors:
+    for problem in session.state.output_errors:
         terminalreporter.write_line(f"pytest-niah: {problem}", red=True, bold=True)
 
 
@@ -364,11 +336,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if niah is None:
         return
     niah.close()
-    if niah.stopped or hasattr(session.config, "workerinput") or niah.shard is not None:
+    if (
+        niah.state.stopped
+        or hasattr(session.config, "workerinput")
+        or niah.settings.shard is not None
+    ):
         return
     _shared_dir(session.config)
     from pytest_niah.plugin.outputs import write_outputs
 
-    niah.output_errors = write_outputs(niah)
-    if niah.output_errors and session.exitstatus == pytest.ExitCode.OK:
+    niah.state.output_errors = write_outputs(niah)
+    if niah.state.output_errors and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.USAGE_ERROR

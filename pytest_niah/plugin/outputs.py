@@ -27,7 +27,7 @@ def write_outputs(niah: NiahSession) -> list[str]:
     The step summary (``GITHUB_STEP_SUMMARY``) is appended to whenever it is set, with or
     without a report.
 
-    Every path written is added to ``niah.written``, the step summary's (appended to) too.
+    Every path written is added to ``niah.state.written``, the step summary's (appended to) too.
 
     Returns:
         One message per output that could not be written (empty when all were).
@@ -35,30 +35,36 @@ def write_outputs(niah: NiahSession) -> list[str]:
     finished = {label: r for label in niah.labels if (r := niah.stored_results(label))}
     if not finished:
         return []
-    if niah.json or niah.save or niah.report:
+    if niah.settings.json or niah.settings.save or niah.settings.report:
         from pytest_niah.results.snapshots import remove_stale_snapshot_temps
 
-        remove_stale_snapshot_temps(niah.snapshot_dir)  # never committed with the folder
+        remove_stale_snapshot_temps(niah.settings.snapshot_dir)  # never committed with the folder
     failed: list[str] = []
 
     def attempt(what: str, write: Callable[[], list[Path]]) -> None:
         try:
-            niah.written.extend(write())
+            niah.state.written.extend(write())
         except (NiahError, OSError) as exc:
-            kept = f"; this run's results are kept in {niah.shared_dir}" if niah.shared_dir else ""
+            kept = (
+                f"; this run's results are kept in {niah.state.shared_dir}"
+                if niah.state.shared_dir
+                else ""
+            )
             failed.append(f"{what} was not written: {exc}{kept}")
 
-    if niah.json:
+    if niah.settings.json:
         for label, results in finished.items():
-            target = json_target(niah.json, label, several=len(niah.labels) > 1)
+            target = json_target(niah.settings.json, label, several=len(niah.labels) > 1)
             attempt(f"--niah-json {target}", partial(_save_json, results, target))
-    if niah.save:
+    if niah.settings.save:
         for label, results in finished.items():
             save = partial(_save_run, niah, results, label)
-            attempt(f"--niah-save {niah.save!r} of {label!r}", save)
+            attempt(f"--niah-save {niah.settings.save!r} of {label!r}", save)
     comparisons = _comparisons(niah, finished)
-    if niah.report:
-        attempt(f"--niah-report {niah.report}", partial(_report, niah, finished, comparisons))
+    if niah.settings.report:
+        attempt(
+            f"--niah-report {niah.settings.report}", partial(_report, niah, finished, comparisons)
+        )
     else:
         from pytest_niah.report import STEP_SUMMARY_ENV
 
@@ -88,8 +94,8 @@ def _save_json(results: NiahResults, target: Path) -> list[Path]:
 def _save_run(niah: NiahSession, results: NiahResults, label: str) -> list[Path]:
     from pytest_niah.results.storage import RunStore
 
-    store, overwrite = niah.store_dir, niah.save_overwrite
-    return [RunStore(store).save(results, niah.save, label=label, overwrite=overwrite)]
+    store, overwrite = niah.settings.store_dir, niah.settings.save_overwrite
+    return [RunStore(store).save(results, niah.settings.save, label=label, overwrite=overwrite)]
 
 
 def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[ReportComparison]:
@@ -100,9 +106,11 @@ def _comparisons(niah: NiahSession, finished: dict[str, NiahResults]) -> list[Re
     for label in finished:
         comparison = niah.comparison(label)
         if comparison is not None:
-            baseline = shown_path(niah.baseline_source(label))  # no runner's absolute path
-            speed = getattr(niah.baseline(label), "speed", None)
-            out.append(ReportComparison(label, baseline, comparison, niah.compare_fail, speed))
+            baseline = shown_path(niah.baselines.source(label))  # no runner's absolute path
+            speed = getattr(niah.baselines.baseline(label), "speed", None)
+            out.append(
+                ReportComparison(label, baseline, comparison, niah.settings.compare_fail, speed)
+            )
     return out
 
 
@@ -139,10 +147,10 @@ def _runs_and_labels(
 
     runs, labels = list(finished.values()), list(finished)
     for label in finished:
-        baseline = niah.baseline(label)
+        baseline = niah.baselines.baseline(label)
         if baseline is not None:
             runs.append(baseline)
-            source = Path(niah.baseline_source(label))
+            source = Path(niah.baselines.source(label))
             labels.append(f"{label} ({run_name_of(source) or source.stem})")
     return runs, labels
 
@@ -169,10 +177,10 @@ def _report(
     runs, labels = _runs_and_labels(niah, finished)
     written = write_report(
         runs,
-        niah.report,
+        niah.settings.report,
         labels=labels,
         comparisons=comparisons,
-        storage=niah.store_dir,  # saved runs of these labels: a History section
+        storage=niah.settings.store_dir,  # saved runs of these labels: a History section
         history_labels=list(finished),
         gates=gate_outcomes(niah, finished),
     )

@@ -43,11 +43,11 @@ def summary_lines(session: NiahSession, label: str, results: NiahResults) -> lis
     report = session.run_report(label)
     reused = report is not None and report.reused
     speed = speed_line(results, reused=reused)
-    if speed is None and session.speed and reused:
+    if speed is None and session.settings.speed and reused:
         speed = NOT_RECORDED  # --niah-speed on results reused from a run without it
     if speed is not None:  # before what the run did, which comes last
         lines.append(speed)
-    tests = {n: info for (name, n), info in session.speed_tests.items() if name == label}
+    tests = {n: info for (name, n), info in session.state.speed_tests.items() if name == label}
     measured_speed = speed_test_line(tests)
     if measured_speed is not None:
         lines.append(measured_speed)
@@ -56,8 +56,10 @@ def summary_lines(session: NiahSession, label: str, results: NiahResults) -> lis
     comparison = session.comparison(label)
     if comparison is not None:
         windows = f" ({comparison.windows})" if comparison.windows else ""
-        lines.append(f"{label} versus {session.baseline_source(label)}{windows}:")
-        lines.extend("  " + line for line in comparison_table(comparison, session.compare_fail))
+        lines.append(f"{label} versus {session.baselines.source(label)}{windows}:")
+        lines.extend(
+            "  " + line for line in comparison_table(comparison, session.settings.compare_fail)
+        )
     return lines
 
 

@@ -94,7 +94,7 @@ def test_needle(
             f"(needle alone {case.cos_qn:.4f}, normalized {case.normalized:.3f}, "
             f"needle at token {case.needle_offset} of {case.length})"
         )
-        if niah_session.strict:
+        if niah_session.settings.strict:
             pytest.fail(message, pytrace=False)
         _xfail(message)
 

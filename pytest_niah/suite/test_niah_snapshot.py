@@ -43,9 +43,11 @@ def test_metric_table(
 ) -> None:
     """The rounded per-length tables equal the stored snapshot (--snapshot-update writes it)."""
     results = niah_session.results_or_stop(niah_snapshot_model)
-    remove_stale_snapshot_temps(niah_session.snapshot_dir)  # a killed update's, any label's
-    directory = model_dir(niah_session.snapshot_dir, niah_snapshot_model)
-    table = metric_table(results, niah_session.snapshot_digits)
+    remove_stale_snapshot_temps(
+        niah_session.settings.snapshot_dir
+    )  # a killed update's, any label's
+    directory = model_dir(niah_session.settings.snapshot_dir, niah_snapshot_model)
+    table = metric_table(results, niah_session.settings.snapshot_digits)
     assertion = snapshot(extension_class=extension_for(directory))
     if assertion == table:  # syrupy records the check (and writes under --snapshot-update)
         return

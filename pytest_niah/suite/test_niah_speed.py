@@ -38,11 +38,11 @@ def test_speed(
 ) -> None:
     """Embed this length's sample of haystacks; tokens/s goes to ``benchmark.extra_info``."""
     label, length = niah_speed_length
-    if niah_session.from_shards:
+    if niah_session.settings.from_shards:
         pytest.skip("the gate job of a sharded run loads no model: time a shard job instead")
     embedder = niah_session.embedder(label)
     config = niah_session.configs[label]
-    inputs, cache = niah_session.inputs(label), niah_session.cache
+    inputs, cache = niah_session.inputs(label), niah_session.settings.cache
     tokens_per_batch = budget(config, embedder)  # the run's batches, as its Encoder forms them
     sample = speed_sample(config, embedder, inputs, cache, length, token_budget=tokens_per_batch)
     if not sample:
@@ -94,7 +94,7 @@ def test_speed(
         "run_tokens_per_second": entry.tokens_per_second if entry is not None else None,
     }
     benchmark.extra_info.update(info)
-    niah_session.speed_tests[label, length] = info
+    niah_session.state.speed_tests[label, length] = info
 
 
 def _spread(rounds: list[float]) -> float | None:

@@ -27,7 +27,7 @@ from late_interaction_model import (
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.loader import load_embedder
-from pytest_niah.embed.models import MODEL_PRESETS
+from pytest_niah.embed.presets import MODEL_PRESETS
 from pytest_niah.embed.protocol import Windows
 from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
 from pytest_niah.embed.st_late_interaction import is_late_interaction_folder

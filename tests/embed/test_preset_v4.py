@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 from embed_fakes import link_into_blobs
 
-from pytest_niah.embed.models import MODEL_PRESETS, check_model_name
+from pytest_niah.embed.models import check_model_name
+from pytest_niah.embed.presets import MODEL_PRESETS
 from pytest_niah.errors import EmbedderError
 from pytest_niah.measure.similarity import Scored
 

@@ -313,7 +313,7 @@ def test_presets_give_each_model_its_prompts_by_name_and_say_so(name, query, doc
 
 
 def test_every_preset_is_in_the_docs():
-    from pytest_niah.embed.models import MODEL_PRESETS
+    from pytest_niah.embed.presets import MODEL_PRESETS
 
     page = Path(__file__).resolve().parents[2] / "docs" / "served-models.md"
     presets = page.read_text(encoding="utf-8").split("## Models with presets", 1)[1]

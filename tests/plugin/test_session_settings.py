@@ -1,4 +1,4 @@
-"""The session's settings come from the option table; its run report is typed."""
+"""The run's settings come from the option table; its run report is typed."""
 
 from __future__ import annotations
 
@@ -7,39 +7,41 @@ from pathlib import Path
 
 from pytest_niah.config.niah import ModelSpec, NiahConfig
 from pytest_niah.config.options import OPTIONS
+from pytest_niah.config.run_settings import RunSettings
 from pytest_niah.embed.runner import EmbeddingStats
 from pytest_niah.experiment import CachePolicy, RunReport
 from pytest_niah.plugin.session import NiahSession
+from pytest_niah.results.shared_files import results_file, run_report_file
 
-# Options the settings turn into another session value (not a field of their own name).
-DERIVED = {"model": "configs", "cache_dir": "cache", "no_cache": "cache", "storage": "store_dir"}
-RESOLVED_EARLY = {"compare"}  # resolved into baselines at configure time
+# Options the settings turn into another value (not a field of their own name).
+DERIVED = {"cache_dir": "cache", "no_cache": "cache", "storage": "store_dir"}
 
 
-def test_every_run_option_is_a_session_field_of_its_own_name_and_default():
-    fields = {f.name: f for f in dataclasses.fields(NiahSession)}
-    session = NiahSession(configs={})
+def test_every_run_option_is_a_settings_field_of_its_own_name_and_default():
+    fields = {f.name for f in dataclasses.fields(RunSettings)}
+    settings = NiahSession(configs={}).settings
     for option in OPTIONS:
-        if option.experiment or option.field in RESOLVED_EARLY:
+        if option.experiment or option.field == "model":  # the model makes the configs
             continue
         if option.field in DERIVED:
             assert DERIVED[option.field] in fields, option.field
             continue
-        assert option.field in fields, f"{option.flag_name} has no NiahSession field"
+        assert option.field in fields, f"{option.flag_name} has no RunSettings field"
         if option.field != "snapshot_dir":  # a path derived from the option's text
-            assert getattr(session, option.field) == option.default, option.field
+            assert getattr(settings, option.field) == option.default, option.field
 
 
 def test_the_default_cache_policy_is_the_options_default(monkeypatch, tmp_path):
     monkeypatch.setenv("NIAH_CACHE_DIR", str(tmp_path))
-    assert NiahSession(configs={}).cache == CachePolicy(tmp_path, True)
+    assert NiahSession(configs={}).settings.cache == CachePolicy(tmp_path, True)
 
 
 def test_the_run_report_is_written_whole_and_read_back_typed(tmp_path):
     session = NiahSession.create(
         [ModelSpec(label="m", name="lexical:tfidf")], NiahConfig(model="lexical:tfidf")
     )
-    session.shared_dir = tmp_path
+    assert session.run_report("m") is None  # no shared folder yet
+    session.state.shared_dir = tmp_path
     assert session.run_report("m") is None
     report = RunReport(
         reused=True,
@@ -49,7 +51,7 @@ def test_the_run_report_is_written_whole_and_read_back_typed(tmp_path):
         seconds={"total": 1.5},
         cache=tmp_path,
     )
-    path = session.results_path("m").with_suffix(".run.json")
+    path = run_report_file(results_file(tmp_path, "m", session.configs["m"]))
     report.save(path)
     assert session.run_report("m") == report
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left

@@ -17,6 +17,7 @@ from pytest_niah.errors import ConfigError
 from pytest_niah.naming import MAX_LABEL_LENGTH, label_file_name
 from pytest_niah.plugin.outputs import json_target
 from pytest_niah.plugin.session import NiahSession
+from pytest_niah.results.shared_files import results_file
 
 LONG = "L" * 240
 NAME_MAX = 255
@@ -111,17 +112,16 @@ def test_label_folder_keeps_plain_labels_and_tells_long_ones_apart():
     assert label_file_name("l" * 101) != "l" * 101
 
 
-def session_with(label: str, tmp_path: Path) -> NiahSession:
-    """A session built through the Python API, which does not check labels."""
+def results_file_of(label: str, tmp_path: Path) -> Path:
+    """The shared results file of a session built through the Python API (labels unchecked)."""
     session = NiahSession.create(
         [ModelSpec(label=label, name="lexical:tfidf")], NiahConfig(model="lexical:tfidf")
     )
-    session.shared_dir = tmp_path
-    return session
+    return results_file(tmp_path, label, session.configs[label])
 
 
 def test_the_shared_results_file_of_a_long_label_has_a_short_name(tmp_path):
-    path = session_with(LONG, tmp_path).results_path(LONG)
+    path = results_file_of(LONG, tmp_path)
     assert len(path.name.encode()) < 100
     assert path.parent == tmp_path
     path.write_text("{}", encoding="utf-8")  # the file system takes the name
@@ -129,8 +129,8 @@ def test_the_shared_results_file_of_a_long_label_has_a_short_name(tmp_path):
 
 
 def test_shared_results_files_of_two_labels_differ(tmp_path):
-    one = session_with("L" * 101, tmp_path).results_path("L" * 101)
-    two = session_with("L" * 102, tmp_path).results_path("L" * 102)
+    one = results_file_of("L" * 101, tmp_path)
+    two = results_file_of("L" * 102, tmp_path)
     assert one != two
 
 
