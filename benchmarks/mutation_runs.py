@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -76,12 +77,31 @@ def run_one(
             *existing,
         ]
         started = time.perf_counter()
-        try:
-            done = subprocess.run(command, cwd=work, env=env, capture_output=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return "timeout", time.perf_counter() - started
-        outcome = "survived" if done.returncode == 0 else "killed"
+        returncode = _run_group(command, work, env, timeout)
+        outcome = {None: "timeout", 0: "survived"}.get(returncode, "killed")
         return outcome, time.perf_counter() - started
+
+
+def _run_group(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> int | None:
+    """``command``'s exit status, ``None`` past ``timeout``. It runs in a process group of
+    its own, ended whole on a timeout or an interrupt: a test's own subprocesses (pytester,
+    a writer killed on purpose) would otherwise outlive it."""
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 Job = tuple[str, Mutant | None, object, list[str]]  # module, mutant (None: unmutated), spec, tests

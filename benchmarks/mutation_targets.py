@@ -80,12 +80,38 @@ TARGETS: dict[str, list[str]] = {
         "tests/config/test_bounds_and_strict_values.py",
     ],
     # shards
-    "experiment/shards.py": ["tests/test_shards.py", "tests/test_strict_part_manifest.py"],
+    # Node ids: the whole file's baseline ran past 600 s under load (it runs eight grids);
+    # these check the parts' rules on the one set of sharded folders.
+    "experiment/shards.py": [
+        "tests/test_strict_part_manifest.py",
+        *(
+            f"tests/test_shards.py::{name}"
+            for name in (
+                "test_shares_are_deterministic_and_balanced_by_tokens",
+                "test_a_bad_shard_is_a_usage_error_naming_the_value",
+                "test_shard_parsing",
+                "test_each_input_is_embedded_by_exactly_one_job",
+                "test_a_missing_part_is_named",
+                "test_a_folder_without_parts_is_named",
+                "test_a_part_of_another_shard_count_is_named",
+                "test_a_duplicated_part_is_named",
+                "test_a_foreign_part_is_named",
+                "test_a_part_holding_another_share_is_named",
+                "test_a_damaged_part_is_named",
+                "test_other_options_in_the_gate_job_are_refused_naming_them",
+                "test_the_lexical_baseline_cannot_be_sharded",
+                "test_an_empty_part_is_named_not_a_traceback",
+                "test_a_part_with_a_vector_that_is_not_finite_is_refused",
+                "test_a_part_whose_vectors_no_longer_match_its_keys_is_refused",
+                "test_parts_whose_vectors_differ_in_width_are_refused",
+            )
+        ),
+    ],
     # the report folder and whole-file writes
     "report/report_folder.py": ["tests/robustness/test_kill_report_folder.py"],
     "files.py": [
+        # Not the kill tests (report folder's): with them the baseline took 352 s under load.
         "tests/test_files.py",
-        "tests/robustness/test_kill_report_folder.py",
         # write_exclusive: one of several saves of a name wins
         "tests/results/test_storage_edges.py",
     ],
@@ -94,10 +120,12 @@ TARGETS: dict[str, list[str]] = {
     # a served model: its noise (refused above a quarter of the signal) and fingerprint.
     # Node ids: the file's other tests run whole grids (7 minutes under load, not 1).
     "embed/server_noise.py": [
+        "tests/embed/test_server_noise_rules.py",
         f"{SERVED}::test_noise_from_a_server_of_float_noise_stays_below_the_refusal",
         f"{SERVED}::test_a_server_whose_answers_ignore_the_text_is_refused_before_the_cache",
     ],
     "embed/server_fingerprint.py": [
+        "tests/embed/test_server_fingerprint_rules.py",
         f"{SERVED}::test_fingerprints_match_within_the_measured_spread_and_are_kept_per_endpoint",
     ],
     # identity: what makes two models the same
