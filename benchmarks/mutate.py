@@ -37,6 +37,7 @@ import argparse
 import secrets
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from mutation_operators import Mutant, apply, draw, enumerate_mutants
@@ -72,6 +73,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="mutate the working tree as it is (default: the last commit, HEAD)",
     )
+    parser.add_argument(
+        "--passed",
+        action="append",
+        default=[],
+        help="a module whose tests passed unmutated on this commit already: no baseline",
+    )
+    parser.add_argument(
+        "--stop-after",
+        type=float,
+        default=0,
+        help="start no mutant after this many seconds (those left are listed, not scored)",
+    )
     args = parser.parse_args(argv)
     if args.sample < 0:
         parser.error(f"--sample={args.sample}: give 0 (every mutant) or a positive count")
@@ -99,24 +112,41 @@ def collect(
     ]
 
 
-def baselines_pass(jobs: list[Job], args: argparse.Namespace, source: Path) -> bool:
-    """Each module's tests, unmutated, pass (else its every mutant would read as killed)."""
-    modules = {module: (module, None, None, tests) for module, _, _, tests in jobs}
-    failing: list[str] = []
+def run(jobs: list[Job], args: argparse.Namespace, source: Path) -> tuple[dict[Mutant, str], str]:
+    """Each module's baseline (its tests unmutated, unless ``--passed``), then the mutants,
+    in one pool; the outcomes scored and a note of what was not (a failing baseline would
+    read its every mutant as killed)."""
+    modules = {module: tests for module, _, _, tests in jobs if module not in args.passed}
+    baselines: list[Job] = [(module, None, None, tests) for module, tests in modules.items()]
+    failing: set[str] = set()
+    outcomes: dict[Mutant, str] = {}
 
     def done(job: Job, outcome: str, seconds: float) -> None:
-        print(f"baseline {outcome:8} {job[0]} ({seconds:.0f} s)", flush=True)
-        if outcome != "survived":
-            failing.append(job[0])
+        module, mutant = job[0], job[1]
+        if mutant is None:
+            print(f"baseline {outcome:8} {module} ({seconds:.0f} s)", flush=True)
+            if outcome != "survived":
+                failing.add(module)
+            return
+        outcomes[mutant] = outcome
+        where = f"{mutant.module}:{mutant.line}"
+        print(f"{outcome:8} {where} {mutant.description} ({seconds:.0f} s)", flush=True)
 
-    run_all(list(modules.values()), args.timeout, source, args.jobs, done)
+    stop_at = time.monotonic() + args.stop_after if args.stop_after else float("inf")
+    run_all([*baselines, *jobs], args.timeout, source, args.jobs, done, stop_at)
+    skipped = [m for m in outcomes if outcomes[m] == "not run" or m.module in failing]
+    skipped.sort(key=lambda m: (m.module, m.index, m.description))
+    notes = [f"Baselines not rerun (passed before, --passed): {', '.join(args.passed) or '-'}."]
     if failing:
-        print(f"baseline tests fail unmutated for {', '.join(sorted(failing))}: fix them first")
-    return not failing
+        notes.append(f"Not scored, their tests fail unmutated: {', '.join(sorted(failing))}.")
+    if skipped:
+        where = ", ".join(f"`{m.module}:{m.line}` {m.description}" for m in skipped)
+        notes.append(f"Not scored ({len(skipped)}; not run by --stop-after, or above): {where}.")
+    return {m: o for m, o in outcomes.items() if m not in skipped}, "\n".join(notes)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Draw the samples, run the baselines then the mutants, print (and write) the report."""
+    """Draw the samples, run the baselines and the mutants, print (and write) the report."""
     args = parse(argv)
     modules = args.module or list(TARGETS)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
@@ -132,20 +162,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{mutant.module}:{mutant.line}: {mutant.description}")
         print(f"{len(jobs)} mutants")
         return 0
-    if not baselines_pass(jobs, args, source):
-        return 1
-    outcomes: dict[Mutant, str] = {}
-
-    def done(job: Job, outcome: str, seconds: float) -> None:
-        mutant = job[1]
-        assert mutant is not None
-        outcomes[mutant] = outcome
-        where = f"{mutant.module}:{mutant.line}"
-        print(f"{outcome:8} {where} {mutant.description} ({seconds:.0f} s)", flush=True)
-
-    run_all(jobs, args.timeout, source, args.jobs, done)
+    outcomes, notes = run(jobs, args, source)
+    samples = {name: {m for m in sample if m in outcomes} for name, sample in samples.items()}
     text = f"Seed {seed}, {args.sample or 'every'} mutants per module.\n\n"
-    text += report(modules, samples, outcomes)
+    text += report(modules, samples, outcomes) + "\n" + notes + "\n"
     print(text)
     if args.report:
         Path(args.report).write_text(text, encoding="utf-8")

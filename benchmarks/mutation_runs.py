@@ -113,19 +113,18 @@ def run_all(
     source: Path,
     workers: int,
     done: Callable[[Job, str, float], None],
+    stop_at: float = float("inf"),
 ) -> None:
-    """Run every job on ``workers`` threads, calling ``done(job, outcome, seconds)`` as each
-    ends."""
+    """Run every job on ``workers`` threads, in order, calling ``done(job, outcome, seconds)``
+    as each ends; a job not started by ``stop_at`` (``time.monotonic``) ends 'not run'."""
+
+    def one(job: Job) -> tuple[str, float]:
+        if time.monotonic() > stop_at:
+            return "not run", 0.0
+        return run_one(job[1], job[2], job[3], timeout, source)
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {
-            pool.submit(run_one, mutant, spec, tests, timeout, source): (
-                module,
-                mutant,
-                spec,
-                tests,
-            )
-            for module, mutant, spec, tests in jobs
-        }
+        futures = {pool.submit(one, job): job for job in jobs}
         for future in concurrent.futures.as_completed(futures):
             done(futures[future], *future.result())
 
