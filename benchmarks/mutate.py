@@ -113,9 +113,9 @@ def collect(
 
 
 def run(jobs: list[Job], args: argparse.Namespace, source: Path) -> tuple[dict[Mutant, str], str]:
-    """Each module's baseline (its tests unmutated, unless ``--passed``), then the mutants,
-    in one pool; the outcomes scored and a note of what was not (a failing baseline would
-    read its every mutant as killed)."""
+    """Each module's baseline (its tests unmutated, unless ``--passed``), then its mutants,
+    module by module in one pool; the outcomes scored and a note of what was not (a failing
+    baseline would read its every mutant as killed)."""
     modules = {module: tests for module, _, _, tests in jobs if module not in args.passed}
     baselines: list[Job] = [(module, None, None, tests) for module, tests in modules.items()]
     failing: set[str] = set()
@@ -133,7 +133,10 @@ def run(jobs: list[Job], args: argparse.Namespace, source: Path) -> tuple[dict[M
         print(f"{outcome:8} {where} {mutant.description} ({seconds:.0f} s)", flush=True)
 
     stop_at = time.monotonic() + args.stop_after if args.stop_after else float("inf")
-    run_all([*baselines, *jobs], args.timeout, source, args.jobs, done, stop_at)
+    # Each module's baseline just before its mutants: modules run in the order given.
+    order = {module: rank for rank, module in enumerate(args.module or TARGETS)}
+    queue = sorted([*baselines, *jobs], key=lambda job: (order.get(job[0], 0), job[1] is not None))
+    run_all(queue, args.timeout, source, args.jobs, done, stop_at)
     skipped = [m for m in outcomes if outcomes[m] == "not run" or m.module in failing]
     skipped.sort(key=lambda m: (m.module, m.index, m.description))
     notes = [f"Baselines not rerun (passed before, --passed): {', '.join(args.passed) or '-'}."]
