@@ -75,6 +75,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     # strict JSON reading
     "config/strict_json.py": [
+        "tests/config/test_strict_json_rules.py",  # a reader's own repeated-key error
         "tests/results/test_strict_reading.py",
         "tests/test_strict_part_manifest.py",
         "tests/config/test_bounds_and_strict_values.py",

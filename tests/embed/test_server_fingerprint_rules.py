@@ -27,3 +27,15 @@ def test_vectors_match_by_how_far_they_moved_relative_to_their_length():
         nudged = base * (1 + 1e-4)
         assert _of(base).matches(_of(nudged)), length
         assert not _of(base).matches(_of(elsewhere)), length
+
+
+def test_probes_that_measured_nothing_match_only_for_the_same_reason():
+    # Found (mutation seed 1414629215, server_fingerprint.py:119): a probe that measured
+    # no window (probed 0) says why in its note; another reason is another server setup.
+    rows = np.eye(3, 16)
+    unmeasured = ServerFingerprint(None, 0, "not deterministic", 0.0, _of(rows).vectors)
+    same = ServerFingerprint(None, 0, "not deterministic", 0.0, _of(rows).vectors)
+    other = ServerFingerprint(None, 0, "too few one-token words", 0.0, _of(rows).vectors)
+    assert unmeasured.matches(same)
+    assert not unmeasured.matches(other) and not other.matches(unmeasured)
+    assert not unmeasured.matches(_of(rows))  # measured against not measured
