@@ -3,10 +3,13 @@
 Each module's list holds the tests written for its rules and the tests that killed its
 mutants in earlier runs (``benchmarks/results/mutation.md``), so a survivor means no test
 checks that line, not that its killer was left out. A module listed here that does not exist
-(yet) is skipped with a line saying so.
+(yet) is skipped with a line saying so. A test may be a node id (``file::name``) where the
+file's other tests are slow and kill nothing of the module.
 """
 
 from __future__ import annotations
+
+SERVED = "tests/embed/test_served_answers.py"
 
 TARGETS: dict[str, list[str]] = {
     # gating and verdicts
@@ -48,7 +51,16 @@ TARGETS: dict[str, list[str]] = {
         "tests/measure/test_metrics.py",
         "tests/measure/test_maxsim_rules.py",  # maxsim
     ],
-    "measure/metrics.py": ["tests/measure/test_metrics.py"],
+    "measure/similarity.py": [
+        "tests/measure/test_scoring_rules.py",
+        "tests/measure/test_maxsim_rules.py",
+        "tests/measure/test_truncation.py",
+    ],
+    "measure/metrics.py": [
+        "tests/measure/test_metrics.py",
+        "tests/measure/test_position_effects.py",
+        "tests/measure/test_question_metrics.py",
+    ],
     "measure/stats.py": ["tests/measure/test_stats.py", "tests/measure/test_stats_edges.py"],
     # cache policy
     "config/cache_policy.py": [
@@ -75,25 +87,83 @@ TARGETS: dict[str, list[str]] = {
         "tests/results/test_storage.py",
     ],
     # secrets: never in a file, a log or a message
-    "embed/secrets.py": ["tests/embed/test_remote_secrets.py"],
+    "embed/secrets.py": [
+        "tests/embed/test_secrets_rules.py",  # the short key's base64; JSON with "/"
+        "tests/embed/test_remote_secrets.py",
+    ],
     # strict JSON reading
     "config/strict_json.py": [
+        "tests/config/test_strict_json_rules.py",  # a reader's own repeated-key error
         "tests/results/test_strict_reading.py",
         "tests/test_strict_part_manifest.py",
         "tests/config/test_bounds_and_strict_values.py",
     ],
     # shards
-    "experiment/shards.py": ["tests/test_shards.py", "tests/test_strict_part_manifest.py"],
+    # Node ids: the whole file's baseline ran past 600 s under load (it runs eight grids);
+    # these check the parts' rules on the one set of sharded folders.
+    "experiment/shards.py": [
+        "tests/test_strict_part_manifest.py",
+        *(
+            f"tests/test_shards.py::{name}"
+            for name in (
+                "test_shares_are_deterministic_and_balanced_by_tokens",
+                "test_a_bad_shard_is_a_usage_error_naming_the_value",
+                "test_shard_parsing",
+                "test_each_input_is_embedded_by_exactly_one_job",
+                "test_a_missing_part_is_named",
+                "test_a_folder_without_parts_is_named",
+                "test_a_part_of_another_shard_count_is_named",
+                "test_a_duplicated_part_is_named",
+                "test_a_foreign_part_is_named",
+                "test_a_part_holding_another_share_is_named",
+                "test_a_damaged_part_is_named",
+                "test_other_options_in_the_gate_job_are_refused_naming_them",
+                "test_the_lexical_baseline_cannot_be_sharded",
+                "test_an_empty_part_is_named_not_a_traceback",
+                "test_a_part_with_a_vector_that_is_not_finite_is_refused",
+                "test_a_part_whose_vectors_no_longer_match_its_keys_is_refused",
+                "test_parts_whose_vectors_differ_in_width_are_refused",
+                # run_shard keeps in the cache by default (killed shards.py:108)
+                "test_with_the_cache_a_shard_job_keeps_what_a_whole_run_keeps",
+            )
+        ),
+    ],
+    "experiment/shard_parts.py": [
+        "tests/test_strict_part_manifest.py",
+        *(
+            f"tests/test_shards.py::{name}"
+            for name in (
+                "test_a_damaged_part_is_named",
+                "test_an_empty_part_is_named_not_a_traceback",
+                "test_a_part_with_a_vector_that_is_not_finite_is_refused",
+                "test_a_part_whose_vectors_no_longer_match_its_keys_is_refused",
+                "test_a_part_of_another_shard_count_is_named",
+                "test_shard_parsing",
+            )
+        ),
+        "tests/embed/test_served_shards.py",  # parts of one noisy server, or of a swapped one
+    ],
     # the report folder and whole-file writes
     "report/report_folder.py": ["tests/robustness/test_kill_report_folder.py"],
     "files.py": [
+        # Not the kill tests (report folder's): with them the baseline took 352 s under load.
         "tests/test_files.py",
-        "tests/robustness/test_kill_report_folder.py",
         # write_exclusive: one of several saves of a name wins
         "tests/results/test_storage_edges.py",
     ],
     # the window probe
     "embed/window_probe.py": ["tests/embed/test_window_probe.py"],
+    # a served model: its noise (refused above a quarter of the signal) and fingerprint.
+    # Node ids: the file's other tests run whole grids (7 minutes under load, not 1).
+    "embed/server_noise.py": [
+        "tests/embed/test_server_noise_rules.py",
+        f"{SERVED}::test_noise_from_a_server_of_float_noise_stays_below_the_refusal",
+        f"{SERVED}::test_a_server_whose_answers_ignore_the_text_is_refused_before_the_cache",
+    ],
+    "embed/server_fingerprint.py": [
+        "tests/embed/test_server_fingerprint_rules.py",
+        f"{SERVED}::test_fingerprints_match_within_the_measured_spread_and_are_kept_per_endpoint",
+    ],
     # identity: what makes two models the same
     "embed/identity.py": ["tests/embed/test_identity.py", "tests/embed/test_identity_edges.py"],
 }

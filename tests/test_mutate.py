@@ -29,7 +29,7 @@ def mutate(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     try:
         yield importlib.import_module("mutate")
     finally:
-        for name in ("mutate", "mutation_targets"):
+        for name in ("mutate", "mutation_targets", "mutation_operators", "mutation_runs"):
             sys.modules.pop(name, None)
 
 
@@ -100,11 +100,16 @@ def test_targets_cover_every_module_that_holds_a_rule(mutate):
         "report/report_folder.py",
         "files.py",
         "embed/window_probe.py",
+        "embed/server_fingerprint.py",
+        "embed/server_noise.py",
     }
     assert rules <= set(mutate.TARGETS)
     for module, tests in mutate.TARGETS.items():
         assert (REPO / "pytest_niah" / module).is_file(), module
-        assert tests and all((REPO / test).is_file() for test in tests), module
+        assert tests and all((REPO / test.split("::")[0]).is_file() for test in tests), module
+        for test in tests:  # a node id names a test its file holds
+            path, _, name = test.partition("::")
+            assert not name or f"def {name}(" in (REPO / path).read_text(encoding="utf-8"), test
 
 
 def test_the_report_gives_the_fresh_score_beside_the_rescored_one(mutate):

@@ -1,0 +1,48 @@
+"""Rules of ``config/strict_json.py`` beside the strict-reading tests (issue 34, item 6)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_niah.config.strict_json import strict_loads
+from pytest_niah.errors import NiahError
+from pytest_niah.inputs.expansions import load_expansions
+
+
+class _Generic(NiahError):
+    pass
+
+
+class _Repeated(NiahError):
+    pass
+
+
+def _fail(problem: str, hint: str, path: str | None) -> NiahError:
+    return _Generic(problem, hint)
+
+
+def test_a_repeated_key_is_the_caller_s_own_error_when_it_gives_one():
+    # Found (mutation seed 1414629215, strict_json.py:124): a reader that builds its own
+    # repeated-key error (the expansions file's names the group) gets it, not the generic.
+    with pytest.raises(_Repeated) as info:
+        strict_loads('{"a": 1, "b": 2, "a": 3}', _fail, duplicate=lambda key: _Repeated(key))
+    assert info.value.problem == "a"
+    with pytest.raises(_Generic) as generic:
+        strict_loads('{"a": 1, "b": 2, "a": 3}', _fail)
+    assert (
+        'the key "a" appears twice' in generic.value.problem
+        and generic.value.hint == "keep the key once."
+    )
+
+
+def test_an_expansions_file_repeating_a_group_says_to_merge_its_term_lists(tmp_path):
+    path = tmp_path / "expansions.json"
+    path.write_text(
+        '{"schema_version": 1, "name": "x", "description": "d", "expansions": '
+        '{"dietary-01": ["pork"], "dietary-01": ["halal"]}}',
+        encoding="utf-8",
+    )
+    with pytest.raises(NiahError) as info:
+        load_expansions(path)
+    assert "dietary-01" in info.value.problem
+    assert "merge the two term lists" in info.value.hint

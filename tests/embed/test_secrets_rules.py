@@ -1,0 +1,43 @@
+"""Rules of ``embed/secrets.py`` that the server tests do not reach (issue 34, item 6).
+
+Each test is the behaviour a surviving mutant broke: an echoed key is blanked where it
+stands, whole, and the text around it is kept (not withheld).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from pytest_niah.embed.secrets import BLANK, redact
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "ab/cd\u00e9-12345",  # a non-ASCII letter: \u00e9 in JSON
+        'ab/cd"ef-12345',  # a quote: \" in JSON
+        "ab/cd\\ef-12345",  # a backslash: \\ in JSON
+    ],
+)
+def test_a_key_with_a_slash_and_an_escaped_character_is_blanked_whole_in_json(key):
+    # Found (mutation seed 318002408, secrets.py:112): Python's json.dumps escapes the
+    # quote, backslash and non-ASCII characters but leaves "/" as it is, a spelling of
+    # its own when the key holds both; a form cut by one character leaked the first one.
+    echo = json.dumps({"error": "bad key", "key": key})
+    assert redact(echo, key) == json.dumps({"error": "bad key", "key": BLANK})
+
+
+@pytest.mark.parametrize("key", ["Zq7#xY", "Zq7#xY1", "Zq7#xY12"])
+def test_a_short_key_echoed_in_base64_is_blanked_and_the_text_kept(key):
+    # Found (mutation seed 318002408, secrets.py:124): a key of 6 to 8 bytes has a base64
+    # core of exactly 8 characters; it is a form to blank, so the text is kept rather than
+    # withheld as a whole.
+    encoded = base64.b64encode(key.encode()).decode().rstrip("=")
+    url_safe = base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")
+    text = f"rejected credential {encoded} (also {url_safe}) for this model"
+    redacted = redact(text, key)
+    assert redacted.startswith("rejected credential ") and redacted.endswith(" for this model")
+    assert encoded not in redacted and url_safe not in redacted
