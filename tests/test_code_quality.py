@@ -266,41 +266,17 @@ LONG_MODULE_ALLOWED = {"pytest_niah/config/options.py"}
 # is no longer over its limit, so none is forgotten). Never add to it.
 PENDING_SPLITS = {
     "functions": {
-        "benchmarks/mutate.py:main",
-        "pytest_niah/embed/models.py:check_model_name",
         "pytest_niah/haystacks/builder.py:HaystackBuilder._assemble",
-        "pytest_niah/measure/verdicts.py:compare_verdict",
-        "pytest_niah/plugin/settings.py:build_session",
-        "pytest_niah/report/__init__.py:write_report",
-        "pytest_niah/results/compare.py:compare_results",
         "pytest_niah/suite/test_niah_speed.py:test_speed",
     },
     "modules": {
-        # Left by the splits branch (not yet split: see its report).
         "benchmarks/bench_gpu.py",
-        "pytest_niah/embed/st_backend.py",
-        # The other branches' splits.
         "benchmarks/bench_grid.py",
-        "benchmarks/mutate.py",
-        "pytest_niah/embed/models.py",
+        "pytest_niah/embed/st_backend.py",
         "pytest_niah/haystacks/builder.py",
-        "pytest_niah/measure/verdicts.py",
-        "pytest_niah/plugin/hooks.py",
-        "pytest_niah/plugin/session.py",
-        "pytest_niah/plugin/settings.py",
-        "pytest_niah/results/compare.py",
     },
     "test files": {
-        "tests/embed/test_remote.py",
-        "tests/embed/test_tiktoken_tokenizer.py",
         "tests/haystacks/test_builder.py",
-        "tests/inputs/test_corpus.py",
-        "tests/inputs/test_needles.py",
-        "tests/inputs/test_schema.py",
-        "tests/measure/test_metrics.py",
-        "tests/results/test_compare.py",
-        "tests/results/test_results.py",
-        "tests/test_cli.py",
     },
 }
 
