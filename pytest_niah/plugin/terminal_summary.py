@@ -52,7 +52,7 @@ def summary_lines(session: NiahSession, label: str, results: NiahResults) -> lis
     if measured_speed is not None:
         lines.append(measured_speed)
     if report is not None:
-        lines.extend(_run_lines(report))
+        lines.extend(run_lines(report))
     comparison = session.comparison(label)
     if comparison is not None:
         windows = f" ({comparison.windows})" if comparison.windows else ""
@@ -67,16 +67,20 @@ def _cell_of(cells: dict[int, str]) -> Callable[[MetricRow], str]:
     return lambda row: cells[row.length]
 
 
-def _run_lines(report: RunReport) -> list[str]:
+def run_lines(report: RunReport) -> list[str]:
+    """The run's notes, then what it embedded (a served model's check texts included)."""
     lines = [f"note: {note}" for note in report.notes]
     if report.from_shards is not None:
         lines.append(f"measured from the shard parts in {report.from_shards}: nothing embedded")
         return lines
     if report.reused:
+        # A server is checked every run, reused results included: its probe texts were sent.
+        checked = report.probe.embedded
         lines.append(
             f"results reused from an identical earlier run ({report.cached_results}): "
-            "nothing embedded"
-        )
+            + (f"the grid not embedded, {checked:,} texts sent to check the server" if checked
+               else "nothing embedded")
+        )  # fmt: skip
         return lines
     stats = report.embedding
     where = f" (cache {report.cache})" if report.cache is not None else ""
