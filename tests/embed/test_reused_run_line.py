@@ -25,7 +25,9 @@ def twice(config: NiahConfig, cache: Path, embedder_of=None) -> RunReport:
         report = RunReport()
         embedder = None if embedder_of is None else embedder_of()
         try:
-            run_experiment(config, embedder=embedder, cache_dir=cache, progress=False, report=report)
+            run_experiment(
+                config, embedder=embedder, cache_dir=cache, progress=False, report=report
+            )
         finally:
             if embedder is not None:
                 embedder.close()
