@@ -10,7 +10,9 @@ timed beside it: the model's speed in its units is the same on a fast and a slow
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
@@ -139,3 +141,51 @@ def reference_workload() -> Callable[[], float]:
         return time.perf_counter() - started
 
     return run
+
+
+def speed_info(
+    model: str,
+    length: int,
+    sample: Sequence[ModelInput],
+    model_rounds: Sequence[float],
+    reference_rounds: Sequence[float],
+    run_tokens_per_second: float | None,
+) -> dict[str, Any]:
+    """The speed test's ``extra_info``: what its timed rounds measured, and the run's figure.
+
+    Args:
+        model: The model as configured.
+        length: The haystack length timed.
+        sample: The haystacks each round embedded.
+        model_rounds: Seconds of each timed round of the model.
+        reference_rounds: Seconds of the reference workload, once before each round.
+        run_tokens_per_second: The run's own tokens/s at ``length`` (``None``: not recorded).
+    """
+    tokens = sum(item.tokens for item in sample)
+    seconds = statistics.median(model_rounds)
+    rate = tokens / seconds if seconds > 0 else None
+    fastest = min(model_rounds)
+    reference_seconds = statistics.median(reference_rounds)
+    return {
+        "model": model,
+        "length": length,
+        "haystacks": len(sample),
+        "tokens": tokens,
+        "rounds": len(model_rounds),
+        "tokens_per_second": rate,
+        "best_tokens_per_second": tokens / fastest if fastest > 0 else None,
+        "spread": round_spread(model_rounds),
+        "reference": REFERENCE,
+        "reference_seconds": reference_seconds,
+        "relative_speed": rate * reference_seconds if rate is not None else None,
+        "run_tokens_per_second": run_tokens_per_second,
+    }
+
+
+def round_spread(rounds: Sequence[float]) -> float | None:
+    """Half the interquartile range of the rounds, relative to their median."""
+    if len(rounds) < 4:
+        return None
+    q1, _, q3 = statistics.quantiles(rounds, n=4)
+    median = statistics.median(rounds)
+    return (q3 - q1) / 2 / median if median > 0 else None

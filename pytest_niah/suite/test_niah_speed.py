@@ -16,14 +16,13 @@ test never fails on speed itself: that is ``--benchmark-compare-fail``'s job.
 from __future__ import annotations
 
 import dataclasses
-import statistics
 import time
 from typing import Any
 
 import pytest
 
 from pytest_niah.experiment import budget
-from pytest_niah.experiment.speed import REFERENCE, reference_workload, speed_rounds, speed_sample
+from pytest_niah.experiment.speed import reference_workload, speed_info, speed_rounds, speed_sample
 from pytest_niah.haystacks.plan import ModelInput
 from pytest_niah.plugin.session import NiahSession
 
@@ -47,7 +46,6 @@ def test_speed(
     sample = speed_sample(config, embedder, inputs, cache, length, token_budget=tokens_per_batch)
     if not sample:
         pytest.fail(f"no haystack of {length} tokens to time for {label}", pytrace=False)
-    tokens = sum(item.tokens for item in sample)
     reference = reference_workload()
     model_rounds: list[float] = []
     reference_rounds: list[float] = []
@@ -74,33 +72,9 @@ def test_speed(
     reference_rounds.clear()
     # Timed here too: with --benchmark-disable the fixture runs once and keeps no stats.
     benchmark.pedantic(embed, setup=fresh, rounds=rounds, iterations=1)
-    seconds = statistics.median(model_rounds)
-    rate = tokens / seconds if seconds > 0 else None
-    reference_seconds = statistics.median(reference_rounds)
     found = niah_session.stored_results(label)
     entry = found.speed.at(length) if found is not None and found.speed is not None else None
-    info = {
-        "model": config.model,
-        "length": length,
-        "haystacks": len(sample),
-        "tokens": tokens,
-        "rounds": len(model_rounds),
-        "tokens_per_second": rate,
-        "best_tokens_per_second": tokens / min(model_rounds) if min(model_rounds) > 0 else None,
-        "spread": _spread(model_rounds),
-        "reference": REFERENCE,
-        "reference_seconds": reference_seconds,
-        "relative_speed": rate * reference_seconds if rate is not None else None,
-        "run_tokens_per_second": entry.tokens_per_second if entry is not None else None,
-    }
+    run_rate = entry.tokens_per_second if entry is not None else None
+    info = speed_info(config.model, length, sample, model_rounds, reference_rounds, run_rate)
     benchmark.extra_info.update(info)
     niah_session.speed_tests[label, length] = info
-
-
-def _spread(rounds: list[float]) -> float | None:
-    """Half the interquartile range of the rounds, relative to their median."""
-    if len(rounds) < 4:
-        return None
-    q1, _, q3 = statistics.quantiles(rounds, n=4)
-    median = statistics.median(rounds)
-    return (q3 - q1) / 2 / median if median > 0 else None
