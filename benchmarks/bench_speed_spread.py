@@ -136,7 +136,8 @@ def main() -> int:
                     f"{n}: {row['tokens_per_second']:,.0f} tok/s, {row['relative_speed']:,.1f} rel"
                     for n, row in run["lengths"].items()
                 )
-                print(f"run {i + 1}/{args.runs} {model} (load {run['load_1min_before']:.1f}): {cells}")
+                load = run["load_1min_before"]
+                print(f"run {i + 1}/{args.runs} {model} (load {load:.1f}): {cells}")
     result = {
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
         "commit": _commit(),
