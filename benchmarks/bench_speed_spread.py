@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 LENGTHS = {"packaged-minilm": "128,256", "packaged-static": "128,1024"}
 GRID = ("--niah-arms=literal", "--niah-groups=dietary-01", "--niah-positions=2")
 FIGURES = ("tokens_per_second", "best_tokens_per_second", "cpu_tokens_per_second", "relative_speed")
-FIGURES_OF_RUNS = (*FIGURES, "run_tokens_per_second", "test_over_run")
+FIGURES_OF_RUNS = (*FIGURES, "relative_speed_wall", "run_tokens_per_second", "test_over_run")
 
 
 def one_run(model: str, lengths: str, folder: Path) -> dict[str, Any]:
@@ -80,6 +80,8 @@ def one_run(model: str, lengths: str, folder: Path) -> dict[str, Any]:
         row["tokens"] = info.get("tokens")
         run, test = info.get("run_tokens_per_second"), info.get("tokens_per_second")
         row["test_over_run"] = test / run if run and test else None
+        wall_reference = info.get("reference_seconds")
+        row["relative_speed_wall"] = test * wall_reference if test and wall_reference else None
         per_length[str(info["length"])] = row
     return {
         "wall_s": round(wall, 1),
@@ -139,17 +141,11 @@ def main() -> int:
                     for n, row in run["lengths"].items()
                 )
                 load = run["load_1min_before"]
-                print(f"run {i + 1}/{args.runs} {model} (load {load:.1f}): {cells}")
-    result = {
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-        "commit": _commit(),
-        "grid": list(GRID),
-        "runs_per_model": args.runs,
-        "wall_s": round(time.perf_counter() - started, 1),
-        "models": {
-            m: {"lengths": LENGTHS[m], "runs": runs[m], "spread": summary(runs[m])} for m in models
-        },
-    }
+                print(f"run {i + 1}/{args.runs} {model} (load {load:.1f}): {cells}", flush=True)
+                # Written after every run: a run cut short keeps what it measured.
+                result = _result(runs, args.runs, time.perf_counter() - started)
+                if args.json is not None:
+                    args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for model in models:
         for length, figures in result["models"][model]["spread"].items():
             for figure, s in figures.items():
@@ -157,9 +153,27 @@ def main() -> int:
                     f"{model} {length} {figure}: min {s['min']:,.3g} max {s['max']:,.3g} "
                     f"spread {s['relative_spread']:.0%} allowance {s['allowance_percent']}%"
                 )
-    if args.json is not None:
-        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+def _result(runs: dict[str, list[dict[str, Any]]], planned: int, wall: float) -> dict[str, Any]:
+    done = {m: r for m, r in runs.items() if r}
+    return {
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+        "commit": _commit(),
+        "grid": list(GRID),
+        "runs_per_model": planned,
+        "runs_done": {m: len(r) for m, r in done.items()},
+        "wall_s": round(wall, 1),
+        "models": {
+            m: {
+                "lengths": LENGTHS[m],
+                "runs": r,
+                "spread": summary(r) if len(r) >= 2 else {},
+            }
+            for m, r in done.items()
+        },
+    }
 
 
 def _commit() -> str | None:
