@@ -146,8 +146,10 @@ def speed_tests(niah, model: str, *args: str) -> tuple[pytest.RunResult, dict[in
     return result, {entry["extra_info"]["length"]: entry for entry in data["benchmarks"]}
 
 
-# The run's own tokens/s and test_speed's median round agree within this factor. Measured by
-# benchmarks/bench_speed_spread.py over 5 runs on a loaded 2-CPU machine (load 8-16).
+# The run's own tokens/s and test_speed's median round agree within this factor within one
+# run. benchmarks/results/speed-spread-2cpu.json (MiniLM, 5 runs, 2 shared CPUs) measured
+# test/run ratios of 0.46-1.15 at 128 tokens, and down to 0.13 at 256 in the one run whose
+# load fell from 22 during its embedding: a factor of 2 holds under steady load only.
 AGREEMENT = 2.0
 
 
