@@ -10,7 +10,9 @@ timed beside it: the model's speed in its units is the same on a fast and a slow
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
@@ -118,8 +120,8 @@ def speed_rounds(warm_seconds: float, *, min_rounds: int, max_time: float) -> in
     return max(min_rounds, min(SPEED_MAX_ROUNDS, fits))
 
 
-def reference_workload() -> Callable[[], float]:
-    """The fixed work a speed round is measured against; calling it returns its seconds.
+def reference_workload() -> Callable[[], tuple[float, float]]:
+    """The fixed work a speed round is measured against; a call returns (wall, CPU) seconds.
 
     The same arithmetic on every machine (seeded inputs): a runner twice as slow takes
     about twice as long on it as on the model, so the model's speed in reference units
@@ -131,11 +133,69 @@ def reference_workload() -> Callable[[], float]:
 
     values = np.random.default_rng(0).standard_normal(REFERENCE_SIZE).astype(np.float32)
 
-    def run() -> float:
-        started = time.perf_counter()
+    def run() -> tuple[float, float]:
+        started, cpu = time.perf_counter(), time.process_time()
         x = values
         for _ in range(REFERENCE_REPEATS):
             x = np.sort(np.tanh(x * np.float32(1.01)))
-        return time.perf_counter() - started
+        return time.perf_counter() - started, time.process_time() - cpu
 
     return run
+
+
+def speed_info(
+    model: str,
+    length: int,
+    sample: Sequence[ModelInput],
+    model_rounds: Sequence[tuple[float, float]],
+    reference_rounds: Sequence[tuple[float, float]],
+    run_tokens_per_second: float | None,
+) -> dict[str, Any]:
+    """The speed test's ``extra_info``: what its timed rounds measured, and the run's figure.
+
+    Wall-clock figures are what the run's own tokens/s measures; CPU figures (the process's
+    CPU seconds, all its threads) are what other processes' load does not stretch, so the
+    relative speed is taken in CPU time on both sides.
+
+    Args:
+        model: The model as configured.
+        length: The haystack length timed.
+        sample: The haystacks each round embedded.
+        model_rounds: (wall, CPU) seconds of each timed round of the model.
+        reference_rounds: (wall, CPU) seconds of the reference workload, before each round.
+        run_tokens_per_second: The run's own tokens/s at ``length`` (``None``: not recorded).
+    """
+    tokens = sum(item.tokens for item in sample)
+    walls, cpus = [w for w, _ in model_rounds], [c for _, c in model_rounds]
+    rate, cpu_rate = _rate(tokens, statistics.median(walls)), _rate(tokens, statistics.median(cpus))
+    reference_cpu = statistics.median(c for _, c in reference_rounds)
+    return {
+        "model": model,
+        "length": length,
+        "haystacks": len(sample),
+        "tokens": tokens,
+        "rounds": len(model_rounds),
+        "tokens_per_second": rate,
+        "best_tokens_per_second": _rate(tokens, min(walls)),
+        "spread": round_spread(walls),
+        "cpu_tokens_per_second": cpu_rate,
+        "cpu_spread": round_spread(cpus),
+        "reference": REFERENCE,
+        "reference_seconds": statistics.median(w for w, _ in reference_rounds),
+        "reference_cpu_seconds": reference_cpu,
+        "relative_speed": cpu_rate * reference_cpu if cpu_rate is not None else None,
+        "run_tokens_per_second": run_tokens_per_second,
+    }
+
+
+def _rate(tokens: int, seconds: float) -> float | None:
+    return tokens / seconds if seconds > 0 else None
+
+
+def round_spread(rounds: Sequence[float]) -> float | None:
+    """Half the interquartile range of the rounds, relative to their median."""
+    if len(rounds) < 4:
+        return None
+    q1, _, q3 = statistics.quantiles(rounds, n=4)
+    median = statistics.median(rounds)
+    return (q3 - q1) / 2 / median if median > 0 else None

@@ -69,7 +69,8 @@ def speed_test_line(tests: Mapping[int, Mapping[str, Any]]) -> str | None:
 
     ``tests`` maps a length to its benchmark's ``extra_info``: tokens/s (the median round),
     the rounds' spread (half the interquartile range, relative), the run's own tokens/s and
-    tokens per reference workload (the model's speed in units of this machine's).
+    tokens per reference workload in CPU time (the model's speed in units of this machine's,
+    which another process's load does not stretch).
     """
     if not tests:
         return None
@@ -86,7 +87,7 @@ def speed_test_line(tests: Mapping[int, Mapping[str, Any]]) -> str | None:
     rounds = min(int(info.get("rounds", 0)) for info in tests.values())
     return (
         f"speed test (tokens/s of model time, median of >= {rounds} rounds after a warm-up; "
-        f"tokens per reference workload): {'; '.join(cells)}"
+        f"tokens per reference workload, in CPU time): {'; '.join(cells)}"
     )
 
 

@@ -6,24 +6,27 @@ bypassed and every round gets fresh copies of the inputs, so every round is mode
 that grows with the tokens. pytest-benchmark's pedantic mode runs a warm-up round, then
 ``--benchmark-max-time`` worth of rounds (at least ``--benchmark-min-rounds``).
 
-Before each round, outside its timing, a fixed reference workload is timed too: the
-model's tokens per reference workload (``relative_speed`` in ``extra_info``) is its speed
-in units of this machine's, comparable between a fast and a slow runner. ``--benchmark-json``,
-``--benchmark-save`` and ``--benchmark-compare-fail`` work as for any benchmark. A speed
-test never fails on speed itself: that is ``--benchmark-compare-fail``'s job.
+Before each round, outside its timing, a fixed reference workload is timed too. Both are
+timed in wall-clock seconds (``tokens_per_second``: the run's own figure) and in the
+process's CPU seconds, which another process's load on the machine does not stretch: the
+model's tokens per reference workload in CPU time (``relative_speed`` in ``extra_info``)
+is its speed in units of this machine's, comparable between a fast and a slow runner and
+between a quiet and a loaded one. ``--benchmark-json``, ``--benchmark-save`` and
+``--benchmark-compare-fail`` work as for any benchmark (``--benchmark-timer=time.process_time``
+makes its statistics CPU time too). A speed test never fails on speed itself: that is
+``--benchmark-compare-fail``'s job.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import statistics
 import time
 from typing import Any
 
 import pytest
 
 from pytest_niah.experiment import budget
-from pytest_niah.experiment.speed import REFERENCE, reference_workload, speed_rounds, speed_sample
+from pytest_niah.experiment.speed import reference_workload, speed_info, speed_rounds, speed_sample
 from pytest_niah.haystacks.plan import ModelInput
 from pytest_niah.plugin.session import NiahSession
 
@@ -47,10 +50,9 @@ def test_speed(
     sample = speed_sample(config, embedder, inputs, cache, length, token_budget=tokens_per_batch)
     if not sample:
         pytest.fail(f"no haystack of {length} tokens to time for {label}", pytrace=False)
-    tokens = sum(item.tokens for item in sample)
     reference = reference_workload()
-    model_rounds: list[float] = []
-    reference_rounds: list[float] = []
+    model_rounds: list[tuple[float, float]] = []  # (wall, CPU) seconds
+    reference_rounds: list[tuple[float, float]] = []
 
     def fresh() -> tuple[tuple[list[ModelInput]], dict[str, Any]]:
         # Untimed: the reference workload under the same load as the round it precedes,
@@ -59,14 +61,14 @@ def test_speed(
         return ([dataclasses.replace(i, ids=i.ids.copy()) for i in sample],), {}
 
     def embed(items: list[ModelInput]) -> None:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         embedder.encode(items)
-        model_rounds.append(time.perf_counter() - started)
+        model_rounds.append((time.perf_counter() - started, time.process_time() - cpu))
 
     embed(*fresh()[0])  # the warm-up round, which also sizes the run
     option = request.config.getoption
     rounds = speed_rounds(
-        model_rounds[-1],
+        model_rounds[-1][0],
         min_rounds=int(option("benchmark_min_rounds", 5)),
         max_time=float(option("benchmark_max_time", 1.0)),
     )
@@ -74,33 +76,9 @@ def test_speed(
     reference_rounds.clear()
     # Timed here too: with --benchmark-disable the fixture runs once and keeps no stats.
     benchmark.pedantic(embed, setup=fresh, rounds=rounds, iterations=1)
-    seconds = statistics.median(model_rounds)
-    rate = tokens / seconds if seconds > 0 else None
-    reference_seconds = statistics.median(reference_rounds)
     found = niah_session.stored_results(label)
     entry = found.speed.at(length) if found is not None and found.speed is not None else None
-    info = {
-        "model": config.model,
-        "length": length,
-        "haystacks": len(sample),
-        "tokens": tokens,
-        "rounds": len(model_rounds),
-        "tokens_per_second": rate,
-        "best_tokens_per_second": tokens / min(model_rounds) if min(model_rounds) > 0 else None,
-        "spread": _spread(model_rounds),
-        "reference": REFERENCE,
-        "reference_seconds": reference_seconds,
-        "relative_speed": rate * reference_seconds if rate is not None else None,
-        "run_tokens_per_second": entry.tokens_per_second if entry is not None else None,
-    }
+    run_rate = entry.tokens_per_second if entry is not None else None
+    info = speed_info(config.model, length, sample, model_rounds, reference_rounds, run_rate)
     benchmark.extra_info.update(info)
     niah_session.state.speed_tests[label, length] = info
-
-
-def _spread(rounds: list[float]) -> float | None:
-    """Half the interquartile range of the rounds, relative to their median."""
-    if len(rounds) < 4:
-        return None
-    q1, _, q3 = statistics.quantiles(rounds, n=4)
-    median = statistics.median(rounds)
-    return (q3 - q1) / 2 / median if median > 0 else None
