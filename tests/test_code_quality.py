@@ -267,7 +267,6 @@ LONG_MODULE_ALLOWED = {"pytest_niah/config/options.py"}
 PENDING_SPLITS = {
     "functions": {
         "pytest_niah/haystacks/builder.py:HaystackBuilder._assemble",
-        "pytest_niah/suite/test_niah_speed.py:test_speed",
     },
     "modules": {
         "benchmarks/bench_gpu.py",
