@@ -80,6 +80,7 @@ class ExactCuts:
     def verified(
         self,
         hid: str,
+        *,
         stream: Stream,
         length: int,
         needle: str,
