@@ -73,11 +73,13 @@ class HaystackBuilder:
     splice: bool = False
 
     def __post_init__(self) -> None:
-        self._draw = SnippetDrawer(
-            self.corpus, self.needle_set, self.tokenizer, self.seed, self.cache_dir
-        )
         splice = self.splice and bool(getattr(self.tokenizer, "splits_at_spaces", False))
-        self._assembler = Assembler(self.tokenizer, ExactCuts(self.tokenizer), splice)
+        # Such a tokenizer's fillers are cut from their sentences' ids, encoded once.
+        self._draw = SnippetDrawer(
+            self.corpus, self.needle_set, self.tokenizer, self.seed, self.cache_dir, tokens=splice
+        )
+        cuts = ExactCuts(self.tokenizer, self._draw.joined if splice else None)
+        self._assembler = Assembler(self.tokenizer, cuts, splice)
 
     # -- public -------------------------------------------------------------------------------
 
