@@ -36,7 +36,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -46,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_checks import check_at_least, check_config, check_groups, check_output
+from bench_grid_steps import collection, grid_config, grid_values, peak_rss, warm_pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -55,7 +55,6 @@ DEFAULT_CORPUS = "packaged"  # the books shipped with pytest-niah; a folder work
 SENTENCE_CACHE = "sentence-counts"  # the sentence cache's folder under the cache root
 QUICK = {"lengths": "128,1024,4096", "positions": 4, "groups": "dietary,location,vehicle"}
 STEPS = ("a", "b", "c", "d", "e")
-PYTEST = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider")
 TARGETS = {"cold_cpu": 1.25, "cold_gpu": 1.10, "warm": 1.5, "rss": 1.25, "collect_s": 2.0}
 # On a CPU the static model's own work is small, so the engine's must be too (#35): cold runs
 # below the bare encode of the same texts; a transformer's cold run within 2% of it.
@@ -64,55 +63,9 @@ CPU_COLD = {
     "packaged-minilm": {"cold": 1.02, "cold_tokens_cached": 1.02},
 }
 
-# A plugin (-p), not a conftest: a run of the grid alone loads no conftest of its folder.
-_MODULES_PLUGIN = """\
-import json, os, sys
-
-def pytest_sessionfinish(session):
-    names = ("torch", "sentence_transformers", "transformers")
-    with open(os.environ["NIAH_BENCH_MODULES"], "w") as handle:
-        json.dump({name: name in sys.modules for name in names}, handle)
-"""
-
-
-def _modules_plugin(root: Path) -> tuple[list[str], dict[str, str]]:
-    """pytest arguments and environment that record which heavy modules a run imported."""
-    (root / "niah_bench_modules.py").write_text(_MODULES_PLUGIN)
-    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH", "")]))
-    env = os.environ | {"NIAH_BENCH_MODULES": str(root / "modules.json"), "PYTHONPATH": path}
-    return ["-p", "niah_bench_modules"], env
-
-
-_RSS_CHILD = """\
-import json, resource, sys
-from pytest_niah.config.niah import NiahConfig
-from pytest_niah.experiment import run_experiment
-run_experiment(NiahConfig(**json.loads(sys.argv[1])), cache_dir=sys.argv[2])
-print("RSS_KB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-"""
-
 
 def _log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-def _grid_values(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "model": args.model,
-        "corpus": str(args.corpus),
-        "lengths": args.lengths,
-        "positions": args.positions,
-        "groups": args.groups,
-        "device": args.device,
-        "dtype": args.dtype,
-    }
-
-
-def _config(args: argparse.Namespace, **changes: Any) -> Any:
-    from pytest_niah.config.niah import NiahConfig
-
-    values = _grid_values(args) | changes
-    return NiahConfig(**{k: v for k, v in values.items() if v is not None})
 
 
 def _device_memory() -> float | None:
@@ -128,7 +81,7 @@ def bare_encode(args: argparse.Namespace) -> dict[str, Any]:
     from pytest_niah.experiment import plan_inputs
     from pytest_niah.haystacks.plan import QUERY
 
-    config = _config(args)
+    config = grid_config(args)
     embedder = load_embedder(config)
     embedder.windows  # noqa: B018 - load the model first: its load is not timed
     # The text path: the plan then keeps every input's text, which (a) encodes by hand.
@@ -166,7 +119,7 @@ def cold_run(args: argparse.Namespace) -> dict[str, Any]:
     from pytest_niah.embed.loader import load_embedder
     from pytest_niah.experiment import RunReport, load_inputs, run_experiment
 
-    config = _config(args)
+    config = grid_config(args)
     runs: dict[bool, list[tuple[float, Any]]] = {False: [], True: []}
     with tempfile.TemporaryDirectory() as kept:
         sentences = Path(kept) / "sentences"
@@ -203,109 +156,6 @@ def _fastest(runs: list[tuple[float, Any]]) -> dict[str, Any]:
         "tokens_per_s": report.embedding.tokens / wall,
         "device_memory_gib": _device_memory(),
         "notes": report.notes,
-    }
-
-
-def _pytest_args(args: argparse.Namespace, cache: Path) -> list[str]:
-    config = _config(args)
-    return [
-        f"--niah-model={config.model}",
-        f"--niah-corpus={config.corpus}",
-        f"--niah-lengths={','.join(map(str, config.lengths))}",
-        f"--niah-positions={config.positions}",
-        *([f"--niah-groups={','.join(config.groups)}"] if config.groups else []),
-        f"--niah-cache-dir={cache}",
-        "-q",
-    ]
-
-
-def _outcomes(output: str) -> dict[str, int]:
-    line = output.strip().splitlines()[-1] if output.strip() else ""
-    return {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", line)}
-
-
-def warm_pytest(args: argparse.Namespace) -> dict[str, Any]:
-    """(c): a warm pytest re-run against pytest alone on the same number of tests."""
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        plugin, env = _modules_plugin(root)
-        command = [*PYTEST, *plugin, *_pytest_args(args, root / "cache")]
-        cold = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
-        started = time.perf_counter()
-        warm = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
-        warm_s = time.perf_counter() - started
-        modules = json.loads((root / "modules.json").read_text())
-        counts = _outcomes(warm.stdout)
-        trivial = root / "trivial"
-        trivial.mkdir()
-        passed, xfailed = counts.get("passed", 0), counts.get("xfailed", 0)
-        (trivial / "test_trivial.py").write_text(
-            "import pytest\n\n"
-            f"@pytest.mark.parametrize('i', range({passed + xfailed}))\n"
-            "def test_case(i, record_property):\n"
-            "    record_property('i', i)\n"
-            f"    if i >= {passed}:\n"
-            "        pytest.xfail('missed')\n"
-        )
-        started = time.perf_counter()
-        baseline = subprocess.run([*PYTEST, "-q"], cwd=trivial, capture_output=True, text=True)
-        trivial_s = time.perf_counter() - started
-    return {
-        "cold_rc": cold.returncode,
-        "warm_rc": warm.returncode,
-        "warm_seconds": warm_s,
-        "trivial_seconds": trivial_s,
-        "outcomes": counts,
-        "trivial_outcomes": _outcomes(baseline.stdout),
-        "ratio": warm_s / trivial_s,
-        "warm_imported": modules,
-    }
-
-
-def peak_rss(args: argparse.Namespace) -> dict[str, Any]:
-    """(d): peak RSS of run_experiment in a child, on the grid and on a quarter of it."""
-    full = _config(args)
-    small = _config(args, positions=max(1, full.positions // 4 or 1))
-    out = {}
-    for name, config in (("small", small), ("full", full)):
-        with tempfile.TemporaryDirectory() as cache:
-            done = subprocess.run(
-                [sys.executable, "-c", _RSS_CHILD, json.dumps(config.to_dict()), cache],
-                capture_output=True,
-                text=True,
-            )
-        found = re.search(r"RSS_KB (\d+)", done.stdout)
-        out[name] = {
-            "positions": config.positions,
-            "rss_mib": int(found.group(1)) / 1024 if found else None,
-            "rc": done.returncode,
-        }
-    if out["small"]["rss_mib"] and out["full"]["rss_mib"]:
-        out["ratio"] = out["full"]["rss_mib"] / out["small"]["rss_mib"]
-    return out
-
-
-def collection(args: argparse.Namespace) -> dict[str, Any]:
-    """(e): collecting the full default grid, and whether torch was imported by then."""
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        plugin, env = _modules_plugin(root)
-        started = time.perf_counter()
-        done = subprocess.run(
-            [*PYTEST, *plugin, f"--niah-model={args.model}", "--collect-only", "-q"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        seconds = time.perf_counter() - started
-        modules = json.loads((root / "modules.json").read_text())
-    found = re.search(r"(\d+) tests? collected in ([\d.]+)s", done.stdout)
-    return {
-        "tests": int(found.group(1)) if found else None,
-        "pytest_seconds": float(found.group(2)) if found else None,
-        "wall_seconds": seconds,
-        "imported": modules,
     }
 
 
@@ -393,19 +243,19 @@ def main(argv: list[str] | None = None) -> int:
                      f"the steps are {', '.join(STEPS)}")  # fmt: skip
     check_at_least(parser, "--repeat", args.repeat, 1)
     check_groups(parser, args.groups)
-    check_config(parser, **_grid_values(args))
+    check_config(parser, **grid_values(args))
     check_output(parser, "--json", args.json)
     steps = {"a": bare_encode, "b": cold_run, "c": warm_pytest, "d": peak_rss, "e": collection}
     results: dict[str, Any] = {}
     for step in STEPS:
         if step in skip:
             continue
-        _log(f"step ({step}) {steps[step].__doc__.splitlines()[0]}")
+        _log(f"step ({step}) {(steps[step].__doc__ or step).splitlines()[0]}")
         results[step] = steps[step](args)
         _log(f"step ({step}): {json.dumps(results[step], default=str)[:300]}")
     report = {
         "model": args.model,
-        "grid": _config(args).to_dict(),
+        "grid": grid_config(args).to_dict(),
         "machine": {
             "platform": platform.platform(),
             "cpus": os.cpu_count(),

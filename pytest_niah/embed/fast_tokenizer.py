@@ -90,6 +90,9 @@ class HaystackTokenizer:
 
     def encode_batch(self, texts: Sequence[str]) -> list[Any]:
         """Encodings without special tokens (multi-threaded in the Rust library)."""
+        if len(texts) < _SERIAL_BELOW:  # a few sentences: not behind a large batch
+            encode = self._tokenizer.encode
+            return [encode(text, add_special_tokens=False) for text in texts]
         return list(self._tokenizer.encode_batch(list(texts), add_special_tokens=False))
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:

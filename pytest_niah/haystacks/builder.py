@@ -27,19 +27,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from pytest_niah.errors import HaystackError
+from pytest_niah.haystacks.assembly import Assembler, BlockParts
 from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.haystacks.exact_cuts import ExactCuts
-from pytest_niah.haystacks.fillers import (
-    Filler,
-    Stream,
-    compose,
-)
-from pytest_niah.haystacks.grid import case_id, control_id
-from pytest_niah.haystacks.haystack import Block, Haystack, draw_seed, rng_for
-from pytest_niah.haystacks.placement import Placement, place
+from pytest_niah.haystacks.fillers import Stream
+from pytest_niah.haystacks.haystack import Block, draw_seed, rng_for
 from pytest_niah.haystacks.snippet_streams import SnippetDrawer
-from pytest_niah.haystacks.splice import spliced, tails_match
-from pytest_niah.haystacks.tokens import Encoded, Tokenizer
+from pytest_niah.haystacks.tokens import Tokenizer
 from pytest_niah.inputs.corpus import Corpus
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet
 
@@ -79,11 +73,13 @@ class HaystackBuilder:
     splice: bool = False
 
     def __post_init__(self) -> None:
+        splice = self.splice and bool(getattr(self.tokenizer, "splits_at_spaces", False))
+        # Such a tokenizer's fillers are cut from their sentences' ids, encoded once.
         self._draw = SnippetDrawer(
-            self.corpus, self.needle_set, self.tokenizer, self.seed, self.cache_dir
+            self.corpus, self.needle_set, self.tokenizer, self.seed, self.cache_dir, tokens=splice
         )
-        self._cuts = ExactCuts(self.tokenizer)
-        self._splice = self.splice and bool(getattr(self.tokenizer, "splits_at_spaces", False))
+        cuts = ExactCuts(self.tokenizer, self._draw.joined if splice else None)
+        self._assembler = Assembler(self.tokenizer, cuts, splice)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -226,8 +222,7 @@ class HaystackBuilder:
         }
         needle_encodings = self.tokenizer.encode_batch(list(texts.values()))
         needles_of = dict(zip(texts, needle_encodings, strict=True))
-        lengths_of = {key: len(e) for key, e in needles_of.items()}
-        longest = max(lengths_of.values())
+        longest = max(len(e) for e in needle_encodings)
         # A group that is not selected only gives controls: its needles need not fit (they
         # still size the filler stream, so its control is the one a full run draws).
         if needles and longest >= length:
@@ -236,19 +231,21 @@ class HaystackBuilder:
                 f"haystack of {length} tokens",
                 f"shorten the needle or drop length {length} from --niah-lengths",
             )
-        streams = [self._draw.stream(group.id, length, 0, length + longest, draw)]
-        streams += [
-            self._draw.stream(group.id, length, i, length, draw) for i in range(1, controls)
-        ]
+        parts = BlockParts(
+            group=group,
+            length=length,
+            names=names,
+            needle_texts=texts,
+            needle_tokens=needles_of,
+            streams=self._streams(group.id, length, longest, controls, draw),
+            needles=needles,
+            draw=draw,
+        )
         # First from one tokenizer call per control; should a cut text not give exactly
         # ``length`` tokens, again with every filler tokenized and checked on its own.
-        block = self._assemble(
-            group, length, names, texts, needles_of, streams, needles, False, draw
-        )
+        block = self._assembler.assemble(parts, exact=False)
         if block is None:
-            block = self._assemble(
-                group, length, names, texts, needles_of, streams, needles, True, draw
-            )
+            block = self._assembler.assemble(parts, exact=True)
         assert block is not None, "a block assembled with exact fits is always complete"
         if not needles:
             return block
@@ -257,122 +254,14 @@ class HaystackBuilder:
         encoded = dict(zip(texts.values(), needle_encodings, strict=True))
         return dataclasses.replace(block, needles=tuple(encoded.items()))
 
-    def _assemble(
-        self,
-        group: NeedleGroup,
-        length: int,
-        names: list[str],
-        texts: dict[tuple[str, str, int], str],
-        needles_of: dict[tuple[str, str, int], Encoded],
-        streams: list[Stream],
-        needles: bool,
-        exact: bool,
-        draw: int | None,
-    ) -> Block | None:
-        """The block from drawn streams; ``None`` when a control cut without ``exact`` missed."""
-        lengths_of = {key: len(e) for key, e in needles_of.items()}
-        fit = self._cuts.fit if exact else self._cuts.cut
-        stream = streams[0]
-        fillers = [
-            fit(source, length, control_id(group.id, length, index, draw))
-            for index, source in enumerate(streams)
+    def _streams(
+        self, group_id: str, length: int, longest: int, controls: int, draw: int | None
+    ) -> list[Stream]:
+        """The needles' and first control's stream (with room for a needle), then each control's."""
+        first = self._draw.stream(group_id, length, 0, length + longest, draw)
+        return [first] + [
+            self._draw.stream(group_id, length, i, length, draw) for i in range(1, controls)
         ]
-        haystacks = [
-            Haystack(
-                id=control_id(group.id, length, index, draw),
-                group_id=group.id,
-                length=length,
-                text=filler.text,
-                control_id=control_id(group.id, length, index, draw),
-                control=index,
-                seed=draw,
-            )
-            for index, filler in enumerate(fillers)
-        ]
-        own = control_id(group.id, length, 0, draw)
-        placed: dict[tuple[str, str, int], tuple[Filler, Placement]] = {}
-        placements = []
-        if needles:
-            by_size: dict[int, list[tuple[str, str, int]]] = {}
-            for key, n in lengths_of.items():
-                by_size.setdefault(n, []).append(key)
-            for n, keys in sorted(by_size.items()):
-                # A needle's filler is a prefix of the control's, cut from its tokens: the
-                # composed haystacks are tokenized and checked below.
-                filler = fillers[0].prefix(length - n)
-                placement = place(
-                    filler.tokens, len(names), filler.sentence_slots, filler.word_slots
-                )
-                placements.append((n, placement.between))
-                for key in keys:
-                    placed[key] = (filler, placement)
-        composed = {
-            key: compose(placed[key][0], placed[key][1].offsets[key[2]], texts[key])
-            for key in texts
-            if key in placed
-        }
-        # In token space where the fillers' cut pieces tokenize alone as they were cut (see
-        # splice); else one batch: the controls (unless already checked) and every haystack.
-        in_ids = None
-        if self._splice and not exact:
-            distinct = {id(f): f for f, _ in placed.values()}
-            if tails_match(self.tokenizer, [*fillers, *distinct.values()]):
-                in_ids = spliced(composed, placed, needles_of, texts)
-        checked = [] if exact or in_ids is not None else [f.text for f in fillers]
-        encoded = list(
-            self.tokenizer.encode_batch(checked + [t for t, _ in composed.values()])
-            if in_ids is None
-            else [f.encoding for f in fillers] + in_ids
-        )
-        if exact or in_ids is not None:
-            encodings = [f.encoding for f in fillers]
-        else:
-            encodings = list(encoded[: len(fillers)])
-            if any(len(e) != length for e in encodings):
-                return None
-        if not needles:
-            return Block(group.id, length, tuple(haystacks), tuple(encodings))
-        composed_encodings = (
-            encoded[len(fillers) :] if in_ids is not None else encoded[len(checked) :]
-        )
-        for key, encoding in zip(composed, composed_encodings, strict=True):
-            kind, order, position = key
-            filler, placement = placed[key]
-            hid = case_id(group.id, kind, order, length, position, seed=draw)
-            text, needle_char = composed[key]
-            encoding, text, needle_char, offset = self._cuts.verified(
-                hid,
-                stream,
-                length,
-                texts[key],
-                lengths_of[key],
-                encoding,
-                text,
-                needle_char,
-                placement.offsets[position],
-                placement.between,
-            )
-            haystacks.append(
-                Haystack(
-                    id=hid,
-                    group_id=group.id,
-                    length=length,
-                    text=text,
-                    control_id=own,
-                    kind=kind,
-                    order=order,
-                    position=position,
-                    name=names[position],
-                    needle=texts[key],
-                    needle_offset=offset,
-                    needle_tokens=lengths_of[key],
-                    needle_char=needle_char,
-                    duplicate_position=placement.duplicate_of[position],
-                    seed=draw,
-                )
-            )
-            encodings.append(encoding)
-        return Block(group.id, length, tuple(haystacks), tuple(encodings), tuple(placements))
 
     # -- pieces -------------------------------------------------------------------------------
 

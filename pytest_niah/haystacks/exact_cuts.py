@@ -10,6 +10,7 @@ swinging around the length moves to the next nearest gap.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pytest_niah.errors import HaystackError
@@ -32,12 +33,20 @@ class ExactCuts:
     """Cuts and checks in one tokenizer's tokens."""
 
     tokenizer: Tokenizer
+    # The tokens of a stream's first sentences joined, from each sentence's own (see
+    # SnippetDrawer.joined); None, or a None answer: tokenize the joined text.
+    joined: Callable[[Stream, int], Encoded | None] | None = None
 
     def cut(self, stream: Stream, tokens: int, what: str) -> Filler:
-        """As :meth:`fit` with one tokenizer call: the cut is not tokenized again (check it)."""
+        """As :meth:`fit` with at most one tokenizer call: the cut is not tokenized again.
+
+        Its caller checks it.
+        """
         parts = leading_sentences(stream, tokens + 8)
         text = " ".join(parts)
-        (encoding,) = self.tokenizer.encode_batch([text])
+        encoding = None if self.joined is None else self.joined(stream, len(parts))
+        if encoding is None:
+            (encoding,) = self.tokenizer.encode_batch([text])
         count = len(encoding)
         if count < tokens:
             return self.fit(stream, tokens, what)  # it raises the error that explains
@@ -80,6 +89,7 @@ class ExactCuts:
     def verified(
         self,
         hid: str,
+        *,
         stream: Stream,
         length: int,
         needle: str,

@@ -8,7 +8,7 @@ A :class:`Stream` is the seeded run of sentences drawn for one group and length;
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -19,10 +19,14 @@ _SPACE = re.compile(r"\s")
 
 @dataclass
 class Stream:
-    """Sentences drawn for one group and length, with their token counts (same order)."""
+    """Sentences drawn for one group and length, with their token counts (same order).
+
+    ``refs``: each sentence's (book, index) in the corpus, where known.
+    """
 
     sentences: list[str]
     counts: list[int]
+    refs: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -89,6 +93,12 @@ class PrefixEncoding:
     def ids(self) -> list[int]:
         """The first tokens' ids."""
         return list(self.base.ids[: self._tokens])
+
+    @property
+    def id_array(self) -> np.ndarray | None:
+        """The first tokens' ids as an array, where the full encoding holds one."""
+        ids = getattr(self.base, "id_array", None)
+        return None if ids is None else ids[: self._tokens]
 
     @property
     def offsets(self) -> list[tuple[int, int]]:

@@ -23,6 +23,8 @@ from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.haystacks.fillers import Stream
 from pytest_niah.haystacks.haystack import draw_seed, rng_for
 from pytest_niah.haystacks.sentence_counts import SentenceCounts, counts_file
+from pytest_niah.haystacks.sentence_tokens import SentenceTokens, tokens_file
+from pytest_niah.haystacks.splice import SplicedEncoding
 from pytest_niah.haystacks.tokens import Tokenizer
 from pytest_niah.inputs.corpus import Corpus
 from pytest_niah.inputs.needles import NeedleSet
@@ -50,6 +52,8 @@ class SnippetDrawer:
         tokenizer: The model's tokenizer (it counts each sentence's tokens).
         seed: Seed of every random choice.
         cache_dir: Where sentence token counts persist between runs (``None``: nowhere).
+        tokens: Keep each sentence's token ids, not only its count, for fillers cut in
+            token space (:meth:`joined`); only for a tokenizer that splits at white space.
 
     Raises:
         HaystackError: the corpus has no sentences.
@@ -62,6 +66,8 @@ class SnippetDrawer:
         tokenizer: Tokenizer,
         seed: int,
         cache_dir: Path | None = None,
+        *,
+        tokens: bool = False,
     ) -> None:
         self.seed = seed
         self.corpus_name = corpus.name
@@ -71,10 +77,11 @@ class SnippetDrawer:
                 f"corpus {corpus.name!r} has no sentences to build haystacks from",
                 "point --niah-corpus at a folder of plain-text books",
             )
-        self._counts = SentenceCounts(
-            self.books,
-            tokenizer,
-            counts_file(cache_dir, tokenizer.identity, corpus.fingerprint()),
+        key = (cache_dir, tokenizer.identity, corpus.fingerprint())
+        self._counts: SentenceCounts | SentenceTokens = (
+            SentenceTokens(self.books, tokenizer, tokens_file(*key))
+            if tokens
+            else SentenceCounts(self.books, tokenizer, counts_file(*key))
         )
         terms = sorted({t for g in needle_set.groups for t in g.audit_terms})
         self._leak = TermMatcher(terms) if terms else None
@@ -87,6 +94,15 @@ class SnippetDrawer:
     def save_counts(self) -> None:
         """Persist the sentence token counts counted so far (where ``cache_dir`` says)."""
         self._counts.save()
+
+    def joined(self, stream: Stream, sentences: int) -> SplicedEncoding | None:
+        """The tokens of the stream's first ``sentences`` joined by spaces, from each one's.
+
+        ``None`` unless the drawer keeps tokens.
+        """
+        if not isinstance(self._counts, SentenceTokens) or not sentences:
+            return None
+        return self._counts.joined(stream.refs[:sentences], stream.sentences[:sentences])
 
     def audit(self) -> AuditReport:
         """What the leak audit saw so far."""
@@ -122,7 +138,7 @@ class SnippetDrawer:
         ``seed``: the draw's seed (``None``: the drawer's).
         """
         rng = rng_for(draw_seed(self.seed, seed), "stream", group_id, length, control)
-        stream = Stream([], [])
+        stream = Stream([], [], [])
         total = misses = 0
         while total < tokens + 1:
             snippet = self._snippet(rng)
@@ -139,6 +155,7 @@ class SnippetDrawer:
             misses = 0
             stream.sentences.extend(snippet[0])
             stream.counts.extend(snippet[1])
+            stream.refs.extend(snippet[2])
             total += sum(snippet[1])
         return stream
 
@@ -149,12 +166,15 @@ class SnippetDrawer:
         budget = int(rng.integers(MIN_SNIPPET_TOKENS, MAX_SNIPPET_TOKENS + 1))
         return book, start, budget
 
-    def _snippet(self, rng: np.random.Generator) -> tuple[list[str], list[int]] | None:
+    def _snippet(
+        self, rng: np.random.Generator
+    ) -> tuple[list[str], list[int], list[tuple[int, int]]] | None:
         """One run of consecutive sentences under the token budget, or None if rejected."""
         book, start, budget = self._choice(rng)
         sentences = self.books[book]
         chosen: list[str] = []
         chosen_counts: list[int] = []
+        refs: list[tuple[int, int]] = []
         total = 0
         too_long = False
         for index, count in self._counts_from(book, start):
@@ -165,6 +185,7 @@ class SnippetDrawer:
                 break
             chosen.append(sentences[index])
             chosen_counts.append(count)
+            refs.append((book, index))
             total += count
         # The audit's counts are sums (the same whatever order blocks are built in); the
         # lock keeps them and the matcher's cache whole across building threads.
@@ -179,7 +200,7 @@ class SnippetDrawer:
                     self._hits.update(hits)
                     return None
             self._used += 1
-        return chosen, chosen_counts
+        return chosen, chosen_counts, refs
 
     def _counts_from(self, book: int, start: int) -> Iterator[tuple[int, int]]:
         """(index, token count) of the sentences a snippet may take, counted a few at a time.

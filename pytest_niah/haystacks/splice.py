@@ -59,10 +59,9 @@ class SplicedEncoding:
 
 def arrays(encoding: Encoded, tokens: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Ids, starts and ends of the first ``tokens`` tokens of ``encoding``."""
-    if isinstance(encoding, SplicedEncoding):
-        ids, starts, ends = encoding.id_array, encoding.starts, encoding.ends
-        return ids[:tokens], starts[:tokens], ends[:tokens]
     base = getattr(encoding, "base", encoding)  # a PrefixEncoding's full encoding
+    if isinstance(base, SplicedEncoding):
+        return base.id_array[:tokens], base.starts[:tokens], base.ends[:tokens]
     ids = np.asarray(base.ids[:tokens], dtype=np.int64)
     spans = np.asarray(base.offsets[:tokens], dtype=np.int64).reshape(-1, 2)
     return ids, spans[:, 0], spans[:, 1]

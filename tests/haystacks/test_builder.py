@@ -6,61 +6,18 @@ import dataclasses
 import os
 import subprocess
 import sys
-from typing import ClassVar
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from haystack_building import GROUPS, SLOW_OK, build, check_haystack
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_niah.errors import HaystackError
 from pytest_niah.haystacks.builder import HaystackBuilder
-from pytest_niah.haystacks.exact_cuts import ExactCuts
 from pytest_niah.haystacks.haystack import stable_key
 from pytest_niah.haystacks.placement import target_offsets
 from pytest_niah.inputs.corpus import Book, Corpus
 from pytest_niah.inputs.needles import builtin_needle_set
-
-GROUPS = builtin_needle_set().select(["dietary-01", "location-02", "hobby-03"])
-SLOW_OK = settings(
-    max_examples=max(1, settings.default.max_examples // 4),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
-
-
-def build(
-    corpus,
-    tokenizer,
-    *,
-    needle_set=GROUPS,
-    selected=None,
-    lengths=(128,),
-    positions=3,
-    seed=1,
-    kinds=("onehop",),
-    controls=1,
-    cache_dir=None,
-    draws=(None,),
-):
-    builder = HaystackBuilder(corpus, needle_set, tokenizer, seed, cache_dir)
-    groups = needle_set.groups if selected is None else selected
-    orders = ("default", "inverted")
-    blocks = list(builder.blocks(groups, lengths, positions, kinds, orders, controls, draws))
-    return builder, [h for b in blocks for h in b.haystacks]
-
-
-def check_haystack(h, tokenizer) -> None:
-    encoding = tokenizer.encode_batch([h.text])[0]
-    assert len(encoding.ids) == h.length, h.id
-    if h.is_control:
-        return
-    assert h.text[h.needle_char : h.needle_char + len(h.needle)] == h.needle
-    assert encoding.char_to_token(h.needle_char) == h.needle_offset
-    last = encoding.char_to_token(h.needle_char + len(h.needle) - 1)
-    assert last - h.needle_offset + 1 == h.needle_tokens
-    assert h.needle_tokens == len(tokenizer.encode_batch([h.needle])[0].ids)
-    # The needle sits in a gap: it starts the text or follows a space.
-    assert h.needle_char == 0 or h.text[h.needle_char - 1] == " "
 
 
 @SLOW_OK
@@ -302,156 +259,3 @@ def test_stable_key_and_rng_do_not_depend_on_hash_seed():
     }
     assert len(seen) == 1
     assert stable_key("dietary-01", 128) != stable_key("dietary-01", 256)
-
-
-def test_a_first_try_that_misses_is_rebuilt_to_an_exact_length(shared_corpus, word_tokenizer):
-    """The batch of first tries may miss (joins can merge tokens); each miss is rebuilt alone."""
-
-    class Flaky:
-        identity = word_tokenizer.identity
-        missed = False
-
-        def encode_batch(self, texts):
-            out = word_tokenizer.encode_batch(texts)
-            needles_in = len(texts) > 1 and all(len(e.ids) >= 128 for e in out)
-            if needles_in and not Flaky.missed:  # the first batch of needle haystacks
-                Flaky.missed = True
-                out[-1].ids = out[-1].ids[:-1]  # the last needle haystack (controls come first)
-            return out
-
-    _, haystacks = build(shared_corpus, Flaky(), lengths=(128,), positions=3)
-    _, reference = build(shared_corpus, word_tokenizer, lengths=(128,), positions=3)
-    assert Flaky.missed, "the needle haystacks were not tokenized in one batch"
-    for h in haystacks:
-        check_haystack(h, word_tokenizer)
-    assert len(haystacks) == len(reference)
-
-
-@pytest.fixture(scope="session")
-def static_tokenizer():
-    """The packaged static model's tokenizer (a Unigram one, unlike MiniLM's WordPiece)."""
-    from pathlib import Path
-
-    import static_model
-    from tokenizers import Tokenizer
-
-    from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
-
-    path = Path(static_model.__file__).parent / "model" / "tokenizer.json"
-    return HaystackTokenizer(Tokenizer.from_file(str(path)))
-
-
-@pytest.mark.parametrize("which", ["minilm_tokenizer", "static_tokenizer", "word_tokenizer"])
-def test_fillers_cut_from_the_control_are_those_tokenized_alone(
-    request, shared_corpus, monkeypatch, which
-):
-    """Cutting needle fillers from the control's tokens gives the bytes that tokenizing each
-    filler on its own gives (#14: tokenize once): same texts, needle offsets and gaps."""
-    tokenizer = request.getfixturevalue(which)
-    lengths = (128, 1000)
-    _, fast = build(shared_corpus, tokenizer, lengths=lengths, positions=10)
-    monkeypatch.setattr(ExactCuts, "cut", ExactCuts.fit)
-    _, exact = build(shared_corpus, tokenizer, lengths=lengths, positions=10)
-    assert [h.id for h in fast] == [h.id for h in exact]
-    assert fast == exact
-
-
-def test_each_haystack_is_tokenized_once_and_each_control_twice(shared_corpus, minilm_tokenizer):
-    """Per block, one call cuts the control and one batch checks it and every composed
-    haystack: no filler is tokenized on its own (#14: the build's cost is one tokenization)."""
-
-    class Counting:
-        identity = minilm_tokenizer.identity
-        long_texts: ClassVar[list[int]] = []
-
-        def encode_batch(self, texts):
-            out = minilm_tokenizer.encode_batch(texts)
-            Counting.long_texts.append(sum(len(e.ids) >= 100 for e in out))
-            return out
-
-    _, haystacks = build(shared_corpus, Counting(), lengths=(512,), positions=10)
-    blocks = len(GROUPS.groups)
-    cases = sum(not h.is_control for h in haystacks)
-    # A composed haystack whose joins merged tokens is rebuilt alone: a few may be.
-    assert 2 * blocks + cases <= sum(Counting.long_texts) <= 2 * blocks + cases + cases // 20
-    for h in haystacks:
-        check_haystack(h, minilm_tokenizer)
-
-
-def test_a_control_cut_that_misses_is_fitted_again(shared_corpus, word_tokenizer):
-    """A cut whose text does not tokenize to exactly L tokens (a tokenizer whose tokens
-    before a cut depend on the text after it) is caught, and the block is built again with
-    every filler tokenized on its own; the result is the same exact haystacks."""
-
-    class Unstable:
-        identity = word_tokenizer.identity
-        misses = 0
-
-        def encode_batch(self, texts):
-            out = word_tokenizer.encode_batch(texts)
-            if len(texts) > 1 and len(out[0].ids) == 128 and Unstable.misses == 0:
-                Unstable.misses += 1  # the first block's control, checked in the batch
-                out[0].ids = out[0].ids[:-1]
-            return out
-
-    _, haystacks = build(shared_corpus, Unstable(), lengths=(128,), positions=3)
-    _, reference = build(shared_corpus, word_tokenizer, lengths=(128,), positions=3)
-    assert Unstable.misses == 1
-    assert haystacks == reference
-    for h in haystacks:
-        check_haystack(h, word_tokenizer)
-
-
-@pytest.mark.parametrize("which", ["minilm_tokenizer", "static_tokenizer", "word_tokenizer"])
-def test_word_slots_are_the_tokens_that_follow_white_space(request, shared_corpus, which):
-    from pytest_niah.haystacks.fillers import Filler
-
-    tokenizer = request.getfixturevalue(which)
-    text = " ".join(shared_corpus.books[0].sentences[100:160])
-    (encoding,) = tokenizer.encode_batch([text])
-    tokens = len(encoding.ids)
-    for filler in (
-        Filler(text, encoding, tokens, [], []),
-        Filler(text, encoding, tokens, [], []).prefix(tokens // 2),
-    ):
-        expected = {0, filler.tokens}
-        for i in range(1, filler.tokens):
-            start = encoding.token_to_chars(i)[0]
-            if start > 0 and filler.text[start - 1].isspace():
-                expected.add(i)
-        assert filler.word_slots() == sorted(expected)
-        assert len(expected) > filler.tokens // 3  # most tokens of English prose start a word
-
-
-def test_building_on_several_threads_changes_no_byte(shared_corpus, minilm_tokenizer):
-    """Blocks are built several at a time; haystacks, their order and the audit's counts
-    are those of a build on one thread."""
-
-    def run(threads):
-        builder = HaystackBuilder(shared_corpus, GROUPS, minilm_tokenizer, 7, None, threads)
-        blocks = list(
-            builder.blocks(GROUPS.groups, (128, 512), 4, ("onehop",), ("default", "inverted"))
-        )
-        return (
-            [b.haystacks for b in blocks],
-            [[e.ids for e in b.encodings] for b in blocks],
-            (builder.audit()),
-        )
-
-    one, three = run(1), run(3)
-    assert one == three
-    assert one[2].snippets_used > 0
-
-
-@pytest.mark.parametrize("which", ["minilm_tokenizer", "static_tokenizer"])
-def test_counting_without_offsets_gives_the_encoded_counts(request, shared_corpus, which):
-    """Sentence counts come from the tokenizer's offset-free path: the same numbers."""
-    from pytest_niah.haystacks.tokens import CountingTokenizer, token_counts
-
-    tokenizer = request.getfixturevalue(which)
-    assert isinstance(tokenizer, CountingTokenizer)
-    sentences = shared_corpus.books[1].sentences[:400]
-    assert token_counts(tokenizer, sentences) == [
-        len(e.ids) for e in tokenizer.encode_batch(sentences)
-    ]
-    assert token_counts(tokenizer, sentences) != [len(s.split()) for s in sentences]

@@ -1,0 +1,170 @@
+"""Token ids of the corpus's sentences, tokenized once per tokenizer and kept on disk.
+
+For a tokenizer that splits text at white space first and tokenizes each piece alone (its
+``splits_at_spaces``), the tokens of sentences joined by single spaces are each sentence's
+own tokens in order, their character spans shifted to where the sentence starts. A filler
+is then cut from its sentences' ids (:meth:`SentenceTokens.joined`): no filler text is
+tokenized per haystack. Like the counts of :mod:`~pytest_niah.haystacks.sentence_counts`
+they are encoded lazily, only the sentences a run draws, and kept in a file named by the
+tokenizer's identity and the corpus fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pytest_niah.files import remove_stale_temps, write_atomic
+from pytest_niah.haystacks.splice import SplicedEncoding
+from pytest_niah.haystacks.tokens import Tokenizer
+
+_FORMAT = 1
+_UNKNOWN = -1
+# A sentence's ids, and each token's character span within the sentence.
+Pieces = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+class SentenceTokens:
+    """Token ids and spans of sentences of several books, encoded on demand.
+
+    The same interface as :class:`~pytest_niah.haystacks.sentence_counts.SentenceCounts`
+    (``get``, ``fill``, ``save``), and :meth:`joined`.
+
+    Args:
+        books: Each book's sentences.
+        tokenizer: The model's tokenizer; it must split at white space first.
+        cache_file: Where tokens persist between runs (read if present, written by
+            :meth:`save`); ``None`` keeps them in memory only.
+    """
+
+    def __init__(
+        self, books: Sequence[Sequence[str]], tokenizer: Tokenizer, cache_file: Path | None
+    ) -> None:
+        self._books = books
+        self._tokenizer = tokenizer
+        self._file = cache_file
+        self._counts = [np.full(len(b), _UNKNOWN, dtype=np.int32) for b in books]
+        self._pieces: list[dict[int, Pieces]] = [{} for _ in books]
+        self._dirty = False
+        if cache_file is not None:
+            remove_stale_temps(cache_file)  # a killed run's half-written save
+            self._load(cache_file)
+
+    def get(self, book: int, start: int, stop: int) -> list[int]:
+        """Counts of sentences ``start..stop-1`` of ``book`` (missing ones encoded in one call)."""
+        counts = self._counts[book]
+        missing = [(book, i) for i in range(start, stop) if counts[i] == _UNKNOWN]
+        if missing:
+            self._encode(missing)
+        return [int(c) for c in counts[start:stop]]
+
+    def fill(self, wanted: Mapping[int, Iterable[int]]) -> None:
+        """Encode the missing ones of ``wanted`` (book -> sentence indices) in one call."""
+        missing = [
+            (book, index)
+            for book, indices in wanted.items()
+            for index in sorted(set(indices))
+            if self._counts[book][index] == _UNKNOWN
+        ]
+        if missing:
+            self._encode(missing)
+
+    def joined(self, refs: Sequence[tuple[int, int]], sentences: Sequence[str]) -> SplicedEncoding:
+        """The tokens of ``" ".join(sentences)``, from each sentence's own.
+
+        ``refs``: each sentence's book and index, encoded already (:meth:`get`, :meth:`fill`).
+        """
+        pieces = [self._pieces[book][index] for book, index in refs]
+        sizes = [p[0].size for p in pieces]
+        starts_at = np.cumsum([0] + [len(s) + 1 for s in sentences[:-1]], dtype=np.int64)
+        shift = np.repeat(starts_at, sizes)
+        return SplicedEncoding(
+            np.concatenate([p[0] for p in pieces]),
+            np.concatenate([p[1] for p in pieces]) + shift,
+            np.concatenate([p[2] for p in pieces]) + shift,
+        )
+
+    def _encode(self, missing: list[tuple[int, int]]) -> None:
+        encodings = self._tokenizer.encode_batch([self._books[b][i] for b, i in missing])
+        for (book, index), encoding in zip(missing, encodings, strict=True):
+            ids = np.asarray(encoding.ids, dtype=np.int64)
+            spans = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+            # Pieces before the count: a thread that sees the count finds the pieces.
+            self._pieces[book][index] = (ids, spans[:, 0].copy(), spans[:, 1].copy())
+            self._counts[book][index] = ids.size
+        self._dirty = True
+
+    def save(self) -> None:
+        """Persist new tokens (atomically; a cache that cannot be written is skipped)."""
+        if self._file is None or not self._dirty:
+            return
+        arrays: dict[str, np.ndarray] = {"format": np.array(_FORMAT)}
+        for book, counts in enumerate(self._counts):
+            known = np.flatnonzero(counts != _UNKNOWN)
+            pieces = [self._pieces[book][int(i)] for i in known]
+            arrays[f"counts_{book}"] = counts
+            for part, name in enumerate(("ids", "starts", "ends")):
+                joined = [p[part] for p in pieces] or [np.zeros(0, dtype=np.int64)]
+                arrays[f"{name}_{book}"] = np.concatenate(joined).astype(np.int32)
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)  # type: ignore[arg-type]
+        try:
+            write_atomic(self._file, buffer.getvalue())
+        except OSError:
+            return  # the tokens only save time
+        self._dirty = False
+
+    def _load(self, path: Path) -> None:
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if int(data["format"]) != _FORMAT:
+                    return
+                stored = [
+                    tuple(np.asarray(data[f"{name}_{book}"]) for name in _PARTS)
+                    for book in range(len(self._counts))
+                ]
+        except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile):
+            return  # absent or damaged (a truncated or foreign file, a bad CRC): encode again
+        if not all(_plausible(s, c) for s, c in zip(stored, self._counts, strict=True)):
+            return
+        for book, (counts, ids, starts, ends) in enumerate(stored):
+            known = np.flatnonzero(counts != _UNKNOWN)
+            if not known.size:
+                continue
+            bounds = np.cumsum(counts[known], dtype=np.int64)[:-1]
+            parts = [np.split(a.astype(np.int64), bounds) for a in (ids, starts, ends)]
+            self._pieces[book] = {
+                int(index): (i, s, e) for index, i, s, e in zip(known, *parts, strict=True)
+            }
+            self._counts[book] = counts.astype(np.int32, copy=True)
+
+
+_PARTS = ("counts", "ids", "starts", "ends")
+
+
+def _plausible(stored: tuple[np.ndarray, ...], fresh: np.ndarray) -> bool:
+    """One count per sentence (or unknown, -1), and as many ids and spans as counted."""
+    counts, ids, starts, ends = stored
+    if counts.shape != fresh.shape or counts.dtype.kind not in "iu":
+        return False
+    if counts.size and int(counts.min()) < _UNKNOWN:
+        return False
+    total = int(counts[counts != _UNKNOWN].sum())
+    return all(
+        a.ndim == 1 and a.size == total and a.dtype.kind in "iu" for a in (ids, starts, ends)
+    )
+
+
+def tokens_file(
+    cache_dir: Path | None, tokenizer_identity: str, corpus_fingerprint: str
+) -> Path | None:
+    """The cache file of one tokenizer and corpus, or ``None`` without a cache folder."""
+    if cache_dir is None:
+        return None
+    key = hashlib.sha256(f"tokens:{_FORMAT}:{tokenizer_identity}:{corpus_fingerprint}".encode())
+    return Path(cache_dir) / "sentence-counts" / f"tokens-{key.hexdigest()[:32]}.npz"
