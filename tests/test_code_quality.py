@@ -276,9 +276,6 @@ PENDING_SPLITS = {
         "pytest_niah/suite/test_niah_speed.py:test_speed",
     },
     "modules": {
-        # Left by the splits branch (not yet split: see its report).
-        "benchmarks/bench_gpu.py",
-        "pytest_niah/embed/st_backend.py",
         # The other branches' splits.
         "benchmarks/bench_grid.py",
         "benchmarks/mutate.py",
