@@ -49,6 +49,7 @@ from pytest_niah.embed.st_loading import (
     is_static_embedding,
     source_folder,
     text_tokenizer,
+    text_windows,
     token_limits,
 )
 from pytest_niah.embed.st_model import load_model, sentence_transformer_class
@@ -57,7 +58,7 @@ from pytest_niah.embed.st_multi_vector import (
     named_prompt,
     token_vector_encoder,
 )
-from pytest_niah.errors import ConfigError, NiahError
+from pytest_niah.errors import NiahError
 from pytest_niah.haystacks.plan import QUERY, ModelInput, base_kind, is_multi
 
 
@@ -225,19 +226,7 @@ class SentenceTransformerEmbedder:
         query_limit, window = token_limits(self.model)
         if window is None or query_limit is None:
             return Windows(None, None)
-        specials = self._specials.count
-        limits = {QUERY: query_limit, "document": window}
-        reads = {kind: limits[kind] - specials - len(ids) for kind, ids in self._prompt_ids.items()}
-        if min(reads.values()) < 1:
-            prompts = max(len(ids) for ids in self._prompt_ids.values())
-            raise ConfigError(
-                f"a window of {window} tokens leaves model {self.name!r} no token of text to "
-                f"read: it adds {specials} special tokens"
-                + (f" and its prompt takes {prompts}" if prompts else ""),
-                f"give --niah-max-seq-length={specials + prompts + 1} or more (the window "
-                "counts the special tokens), or drop it to use the model's own window",
-            )
-        return Windows(reads[QUERY], reads["document"])
+        return text_windows(self.name, query_limit, window, self._specials.count, self._prompt_ids)
 
     # -- embedding ---------------------------------------------------------------------------
 
