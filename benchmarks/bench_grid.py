@@ -64,7 +64,7 @@ CPU_COLD = {
 }
 
 
-def _log(message: str) -> None:
+def log_line(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
@@ -195,7 +195,7 @@ def verdicts(results: dict[str, Any], device: str, model: str = "") -> list[str]
     lines = []
     for name, value in measured.items():
         label, target = what[name]
-        lines.append(_verdict(label, value, target))
+        lines.append(verdict_word(label, value, target))
         if name in ("cold", "cold_tokens_cached"):
             run = results["b"] if name == "cold" else results["b"]["sentences_cached"]
             split = ", ".join(f"{k} {v:.2f} s" for k, v in run["split"].items())
@@ -209,7 +209,7 @@ def verdicts(results: dict[str, Any], device: str, model: str = "") -> list[str]
     return lines
 
 
-def _verdict(what: str, value: float, target: float) -> str:
+def verdict_word(what: str, value: float, target: float) -> str:
     return f"{what}: {value:.3f} (target <= {target}): {'MET' if value <= target else 'MISSED'}"
 
 
@@ -250,9 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     for step in STEPS:
         if step in skip:
             continue
-        _log(f"step ({step}) {(steps[step].__doc__ or step).splitlines()[0]}")
+        log_line(f"step ({step}) {(steps[step].__doc__ or step).splitlines()[0]}")
         results[step] = steps[step](args)
-        _log(f"step ({step}): {json.dumps(results[step], default=str)[:300]}")
+        log_line(f"step ({step}): {json.dumps(results[step], default=str)[:300]}")
     report = {
         "model": args.model,
         "grid": grid_config(args).to_dict(),

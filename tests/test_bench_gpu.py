@@ -32,8 +32,14 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     try:
         yield importlib.import_module("bench_gpu")
     finally:
-        for name in ("bench_gpu", "bench_grid"):
+        for name in ("bench_gpu", "bench_grid", "gpu_measure", "gpu_rows", "gpu_setup"):
             sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def measure(bench: ModuleType) -> ModuleType:
+    """``benchmarks/gpu_measure.py``, the script's measuring part (imported with it)."""
+    return importlib.import_module("gpu_measure")
 
 
 def test_a_missing_standin_builder_is_a_clear_error(tmp_path: Path):
@@ -116,20 +122,20 @@ def test_an_out_of_memory_is_a_row_and_misses_the_8k_target(bench: ModuleType):
     assert "not measured" in bench.verdicts([fine], 1.10, (128, 512))[-1]
 
 
-def test_out_of_memory_is_seen_through_the_engines_error(bench: ModuleType):
+def test_out_of_memory_is_seen_through_the_engines_error(measure: ModuleType):
     inner = RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
     outer = ValueError("model 'x' failed while embedding 32 document input(s)")
     outer.__cause__ = inner
-    assert bench._is_oom(outer) and bench._is_oom(MemoryError())
-    assert not bench._is_oom(ValueError("shape mismatch"))
+    assert measure.is_oom(outer) and measure.is_oom(MemoryError())
+    assert not measure.is_oom(ValueError("shape mismatch"))
 
 
-def test_bare_batches_are_the_engines(bench: ModuleType):
+def test_bare_batches_are_the_engines(measure: ModuleType):
     def item(kind: str, tokens: int) -> SimpleNamespace:
         return SimpleNamespace(kind=kind, tokens=tokens)
 
     inputs = [item("query", 10)] * 3 + [item("document", 100)] * 5 + [item("document", 8)] * 3
-    sizes = [(b[0].kind, b[0].tokens, len(b)) for b in bench._batches(inputs, 200, 16, 2)]
+    sizes = [(b[0].kind, b[0].tokens, len(b)) for b in measure.engine_batches(inputs, 200, 16, 2)]
     # Budget 200 tokens: 2 texts of 100 tokens; shorter ones up to the cap of 2 per batch.
     assert sizes == [
         ("query", 10, 2),
@@ -141,7 +147,7 @@ def test_bare_batches_are_the_engines(bench: ModuleType):
         ("document", 8, 1),
     ]
     # No budget (0): the configured batch size.
-    assert [len(b) for b in bench._batches(inputs, 0, 4, 512)] == [3, 4, 1, 3]
+    assert [len(b) for b in measure.engine_batches(inputs, 0, 4, 512)] == [3, 4, 1, 3]
 
 
 @pytest.mark.slow

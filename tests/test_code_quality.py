@@ -261,17 +261,6 @@ MAX_TEST_FILE_LINES = 450
 # The option table is data (one entry per option); every other module holds one concept.
 LONG_MODULE_ALLOWED = {"pytest_niah/config/options.py"}
 
-# Over a limit today, being split by concern on other branches of this round. This list must
-# be EMPTY: whoever merges the splits removes each entry (a test below fails on an entry that
-# is no longer over its limit, so none is forgotten). Never add to it.
-PENDING_SPLITS: dict[str, set[str]] = {
-    "functions": set(),
-    "modules": {
-        "benchmarks/bench_gpu.py",
-        "pytest_niah/embed/st_backend.py",
-    },
-    "test files": set(),
-}
 
 
 def code_files() -> list[Path]:
@@ -327,19 +316,11 @@ def over_the_limits() -> dict[str, dict[str, int]]:
     }
 
 
-@pytest.mark.parametrize("kind", sorted(PENDING_SPLITS))
-def test_nothing_is_over_its_size_limit_but_the_pending_splits(kind: str) -> None:
+@pytest.mark.parametrize("kind", ["functions", "modules", "test files"])
+def test_nothing_is_over_its_size_limit(kind: str) -> None:
     """Functions <= 60 lines, modules <= 350 (the option table aside), test files <= 450."""
     over = over_the_limits()[kind]
-    unexpected = {name: lines for name, lines in over.items() if name not in PENDING_SPLITS[kind]}
-    assert unexpected == {}, f"{kind} over the limit: split them by concern"
-
-
-@pytest.mark.parametrize("kind", sorted(PENDING_SPLITS))
-def test_every_pending_split_is_still_over_its_limit(kind: str) -> None:
-    """An entry whose split has landed leaves the list, which must end empty."""
-    done = PENDING_SPLITS[kind] - set(over_the_limits()[kind])
-    assert done == set(), f"no longer over the limit: remove from PENDING_SPLITS[{kind!r}]"
+    assert over == {}, f"{kind} over the limit: split them by concern"
 
 
 def test_the_size_checks_find_a_long_function_method_and_file(tmp_path: Path) -> None:

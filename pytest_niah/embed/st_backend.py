@@ -7,7 +7,7 @@ without importing torch, which is all a warm run asks for; the model loads on fi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ import numpy as np
 from pytest_niah.config.options import default
 from pytest_niah.embed import st_late_interaction as late
 from pytest_niah.embed.device import Placement, confirmed_by_torch, resolve_placement
-from pytest_niah.embed.fast_tokenizer import HaystackTokenizer, check_vocabulary
+from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
 from pytest_niah.embed.identity import (
     ModelIdentity,
     cached_hub_folder,
@@ -28,7 +28,6 @@ from pytest_niah.embed.model_options import check_model_options
 from pytest_niah.embed.models import (
     PACKAGED,
     check_model_name,
-    is_model2vec_folder,
     is_static_model,
     looks_local,
     resolve_model_name,
@@ -37,31 +36,29 @@ from pytest_niah.embed.presets import MODEL_PRESETS
 from pytest_niah.embed.protocol import Windows
 from pytest_niah.embed.st_inputs import (
     AGREEMENT,
+    FeatureBuilder,
     Specials,
-    StaticFeatures,
-    TransformerFeatures,
     agrees_with_encode,
+    features_builder,
+    forward,
     specials_of,
 )
 from pytest_niah.embed.st_loading import (
     backend_tokenizer,
-    check_encode_kwargs,
     declared_window,
     is_static_embedding,
-    load_failure,
-    quiet_transformers,
-    set_window,
     source_folder,
-    static_embedding_class,
     text_tokenizer,
+    text_windows,
     token_limits,
 )
+from pytest_niah.embed.st_model import load_model, sentence_transformer_class
 from pytest_niah.embed.st_multi_vector import (
     encode_token_vectors,
     named_prompt,
     token_vector_encoder,
 )
-from pytest_niah.errors import ConfigError, EmbedderError, NiahError
+from pytest_niah.errors import NiahError
 from pytest_niah.haystacks.plan import QUERY, ModelInput, base_kind, is_multi
 
 
@@ -182,51 +179,13 @@ class SentenceTransformerEmbedder:
     def model(self) -> Any:
         """The loaded ``SentenceTransformer`` (loads on first access)."""
         check_model_name(self.name, trust_remote_code=self.trust_remote_code)
-        from sentence_transformers import SentenceTransformer
-
-        quiet_transformers()
+        loader = sentence_transformer_class()
         revision = self._cached_revision()  # before any re-key below
         placement = confirmed_by_torch(*self.requested)
         if placement != self.placement:
             self.placement = placement
             self.__dict__.pop("identity", None)  # torch knows better than the probe: re-key
-        device = placement.devices[0]
-        try:
-            if self.static or (looks_local(self.path) and is_model2vec_folder(Path(self.path))):
-                module = static_embedding_class().from_model2vec(self.path)
-                model = SentenceTransformer(modules=[module], device=device)
-            else:
-                kwargs: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
-                if self.model_kwargs:
-                    kwargs["model_kwargs"] = self.model_kwargs | {
-                        "trust_remote_code": self.trust_remote_code
-                    }
-                if revision is not None:
-                    # The identity named this commit: load it, not a newer one on the hub.
-                    kwargs["revision"] = revision
-                if late.is_late_interaction_source(self.path, self._local_folder(), revision):
-                    model = late.load_late_interaction(self.path, device, kwargs)
-                else:
-                    model = SentenceTransformer(self.path, device=device, **kwargs)
-        except Exception as exc:
-            raise EmbedderError(
-                *load_failure(self.name, self.path, self.model_kwargs, exc)
-            ) from exc
-        if placement.dtype != "float32":
-            import torch
-
-            model.to(getattr(torch, placement.dtype))
-        if self.static:
-            first: Any = model[0]
-            first.tokenizer.no_truncation()  # read every token: the model has no window
-        # Before the window is set: a window of one token must not read as a missing vocabulary.
-        check_vocabulary(self.name, backend_tokenizer(self.name, model))
-        if self.max_seq_length is not None:
-            set_window(self.name, model, self.max_seq_length)
-        check_encode_kwargs(self.name, model, self.encode_kwargs)
-        if late.is_late_interaction(model):  # a hub model that was not in the cache until now
-            late.check_late_interaction_options(self.name, self.scorings, self.encode_kwargs)
-        return model
+        return load_model(self, loader, placement, revision, self._local_folder)
 
     # -- what the engine reads ---------------------------------------------------------------
 
@@ -267,35 +226,18 @@ class SentenceTransformerEmbedder:
         query_limit, window = token_limits(self.model)
         if window is None or query_limit is None:
             return Windows(None, None)
-        specials = self._specials.count
-        limits = {QUERY: query_limit, "document": window}
-        reads = {kind: limits[kind] - specials - len(ids) for kind, ids in self._prompt_ids.items()}
-        if min(reads.values()) < 1:
-            prompts = max(len(ids) for ids in self._prompt_ids.values())
-            raise ConfigError(
-                f"a window of {window} tokens leaves model {self.name!r} no token of text to "
-                f"read: it adds {specials} special tokens"
-                + (f" and its prompt takes {prompts}" if prompts else ""),
-                f"give --niah-max-seq-length={specials + prompts + 1} or more (the window "
-                "counts the special tokens), or drop it to use the model's own window",
-            )
-        return Windows(reads[QUERY], reads["document"])
+        return text_windows(self.name, query_limit, window, self._specials.count, self._prompt_ids)
 
     # -- embedding ---------------------------------------------------------------------------
 
     @cached_property
-    def _features(self) -> Callable[[Sequence[np.ndarray], Sequence[int]], dict[str, Any]] | None:
+    def _features(self) -> FeatureBuilder | None:
         """How to build features from ids, or ``None`` where only ``encode`` is right."""
         model = self.model
         if self.encode_kwargs or len(self.placement.devices) > 1 or late.is_late_interaction(model):
             return None
-        first = type(model[0]).__name__
-        if first == "StaticEmbedding":
-            build: Any = StaticFeatures()
-        elif first == "Transformer" and hasattr(text_tokenizer(model), "backend_tokenizer"):
-            names = getattr(text_tokenizer(model), "model_input_names", [])
-            build = TransformerFeatures(self._specials, with_types="token_type_ids" in names)
-        else:
+        build = features_builder(model, lambda: self._specials)
+        if build is None:
             return None
 
         def tokenize(text: str) -> tuple[list[int], list[int]]:
@@ -326,7 +268,7 @@ class SentenceTransformerEmbedder:
                 "embedding through encode()"
             )
             return None
-        return build  # type: ignore[no-any-return]
+        return build
 
     @property
     def reads_text(self) -> bool:
@@ -368,13 +310,7 @@ class SentenceTransformerEmbedder:
         return self._forward(build([i.ids for i in inputs], self._prompt_ids[kind]))
 
     def _forward(self, features: dict[str, Any]) -> np.ndarray:
-        import torch
-        from sentence_transformers.util import batch_to_device
-
-        with torch.inference_mode():
-            out = self.model(batch_to_device(features, self.model.device))
-        rows: np.ndarray = out["sentence_embedding"].float().cpu().numpy()
-        return rows
+        return forward(self.model, features)
 
     def _encode_texts(self, texts: list[str], prompt: str) -> np.ndarray:
         kwargs = dict(self.encode_kwargs)

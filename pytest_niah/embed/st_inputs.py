@@ -10,11 +10,13 @@ model whose check fails is embedded through ``encode`` instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from pytest_niah.embed.st_loading import text_tokenizer
 
 # A plain English sentence, and a long passage for the window's edge.
 _PROBE_SHORT = "The old sailor walked slowly along the river and thought about his family."
@@ -27,6 +29,9 @@ _PROBE_LONG = " ".join(
     * 60
 )
 AGREEMENT = 1e-4  # 1 - cosine allowed between ids-path and encode vectors (float rounding)
+
+# A batch of id arrays and the prompt's ids -> the features the model's forward takes.
+FeatureBuilder = Callable[[Sequence[np.ndarray], Sequence[int]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,33 @@ class StaticFeatures:
             ),
             "offsets": torch.from_numpy(offsets),
         }
+
+
+def features_builder(model: Any, specials: Callable[[], Specials]) -> FeatureBuilder | None:
+    """The builder for the model's input module, or ``None`` for a module built otherwise.
+
+    Args:
+        model: The loaded ``SentenceTransformer``.
+        specials: The tokenizer's special tokens (asked only for a transformer).
+    """
+    first = type(model[0]).__name__
+    if first == "StaticEmbedding":
+        return StaticFeatures()
+    if first == "Transformer" and hasattr(text_tokenizer(model), "backend_tokenizer"):
+        names = getattr(text_tokenizer(model), "model_input_names", [])
+        return TransformerFeatures(specials(), with_types="token_type_ids" in names)
+    return None
+
+
+def forward(model: Any, features: dict[str, Any]) -> np.ndarray:
+    """One vector per row of ``features``, from the model's forward pass (no tokenizing)."""
+    import torch
+    from sentence_transformers.util import batch_to_device
+
+    with torch.inference_mode():
+        out = model(batch_to_device(features, model.device))
+    rows: np.ndarray = out["sentence_embedding"].float().cpu().numpy()
+    return rows
 
 
 def agrees_with_encode(

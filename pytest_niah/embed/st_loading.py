@@ -1,28 +1,30 @@
 """Loading a sentence-transformers model: the pieces around ``SentenceTransformer(...)``.
 
 What :mod:`pytest_niah.embed.st_backend` needs to load a model: the static embedding class
-(it moved in sentence-transformers 6), the window (``--niah-max-seq-length``), the fast
-tokenizer inside the model, the check of ``--niah-encode-kwargs`` against the loaded model,
-and the error a failed load gives. Heavy libraries are imported inside the functions that
-need them.
+(it moved in sentence-transformers 6), the window (``--niah-max-seq-length``) and what it
+leaves for text, the fast tokenizer inside the model, the check of ``--niah-encode-kwargs``
+against the loaded model, and the error a failed load gives. Heavy libraries are imported
+inside the functions that need them.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_niah.embed.model_options import check_truncate_dim, unread_model_kwarg
 from pytest_niah.embed.models import looks_local
+from pytest_niah.embed.protocol import Windows
 from pytest_niah.embed.st_late_interaction import (
     is_late_interaction,
     own_token_limits,
     set_document_length,
 )
 from pytest_niah.errors import ConfigError, EmbedderError
+from pytest_niah.haystacks.plan import QUERY
 
 
 def is_static_embedding(model: Any) -> bool:
@@ -110,6 +112,28 @@ def token_limits(model: Any) -> tuple[int | None, int | None]:
     """
     window = declared_window(model)
     return own_token_limits(model, window) if is_late_interaction(model) else (window, window)
+
+
+def text_windows(
+    name: str, query_limit: int, window: int, specials: int, prompt_ids: Mapping[str, Sequence[int]]
+) -> Windows:
+    """What the windows leave for text once the special tokens and each kind's prompt are in.
+
+    Raises:
+        ConfigError: A window leaves no token of text to read.
+    """
+    limits = {QUERY: query_limit, "document": window}
+    reads = {kind: limits[kind] - specials - len(ids) for kind, ids in prompt_ids.items()}
+    if min(reads.values()) < 1:
+        prompts = max(len(ids) for ids in prompt_ids.values())
+        raise ConfigError(
+            f"a window of {window} tokens leaves model {name!r} no token of text to "
+            f"read: it adds {specials} special tokens"
+            + (f" and its prompt takes {prompts}" if prompts else ""),
+            f"give --niah-max-seq-length={specials + prompts + 1} or more (the window "
+            "counts the special tokens), or drop it to use the model's own window",
+        )
+    return Windows(reads[QUERY], reads["document"])
 
 
 def source_folder(model: Any) -> Path | None:

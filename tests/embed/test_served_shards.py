@@ -83,9 +83,7 @@ def test_parts_of_a_slightly_noisy_server_merge_as_one_run(server, tmp_path: Pat
     assert len(results.cases) == 4  # 2 positions x 2 needles of location-01, every one scored
 
 
-def test_parts_of_another_model_behind_the_same_address_are_refused(
-    server, tmp_path: Path
-) -> None:
+def test_parts_of_another_model_behind_the_same_address_are_refused(server, tmp_path: Path) -> None:
     shard_job(server, 1, tmp_path / "parts", tmp_path / "cache-1")
     server.faults.window = 64  # another model now answers under the same name
     shard_job(server, 2, tmp_path / "parts", tmp_path / "cache-2")
