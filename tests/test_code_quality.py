@@ -262,7 +262,6 @@ MAX_TEST_FILE_LINES = 450
 LONG_MODULE_ALLOWED = {"pytest_niah/config/options.py"}
 
 
-
 def code_files() -> list[Path]:
     """Every module of the package and of the benchmarks."""
     return sorted([*PACKAGE.rglob("*.py"), *(REPO / "benchmarks").rglob("*.py")])
