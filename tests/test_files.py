@@ -160,3 +160,12 @@ def test_a_new_file_gets_the_mode_open_would_give_it(tmp_path):
         os.umask(old)
     modes = {stat.S_IMODE((tmp_path / name).stat().st_mode) for name in ("new.json", "plain.json")}
     assert modes == {0o640}
+
+
+def test_a_temp_whose_name_holds_no_pid_is_removed_without_error(tmp_path: Path) -> None:
+    """A hand-made or foreign temp name (no pid after the mark) is stale: removed, no crash."""
+    target = tmp_path / "report.html"
+    odd = tmp_path / ".report.html.niah-tmp-notapid-1"
+    odd.write_text("left by something else")
+    remove_stale_temps(target)
+    assert not odd.exists()

@@ -77,3 +77,17 @@ def test_a_part_schema_of_another_type_is_shown_as_it_is_written(part, value, sh
     with pytest.raises(ShardError) as info:
         read_part(part)
     assert shown in str(info.value)
+
+
+def test_a_part_with_no_inputs_reads_back_empty(tmp_path) -> None:
+    """More shard jobs than inputs: a job's share is empty, and its part must still read."""
+    path = tmp_path / "part-002-of-002.npz"
+    manifest = {
+        "part_schema": PART_SCHEMA,
+        "shard": [2, 2],
+        "config": {},
+        "layout": {"plan": {"tokens": {}}},
+    }
+    write_part(path, manifest, [], np.zeros((0, 0), dtype=np.float32))
+    part = read_part(path)
+    assert part.keys == [] and part.vectors.size == 0

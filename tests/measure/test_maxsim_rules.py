@@ -101,3 +101,15 @@ def test_token_vectors_are_kept_as_unit_rows(vectors):
         assert rows is not None
         assert rows.shape == vectors[key].shape
         np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1.0, rtol=1e-5)
+
+
+def test_token_vectors_with_an_infinity_are_unusable():
+    """An infinite component (norm inf, so > 0) must not slip through as a unit row of 0s/NaN."""
+    from pytest_niah.measure.similarity import Scored
+
+    good = np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
+    infinite = np.array([[np.inf, 0.0], [0.0, 1.0]], dtype=np.float32)
+    scored = Scored.of(np.eye(2), {"a": 0, "b": 1}, {"a": good, "b": infinite})
+    assert scored.multi["b"] is None
+    assert scored.multi["a"] is not None
+    assert np.allclose(np.linalg.norm(scored.multi["a"], axis=1), 1.0)
