@@ -139,3 +139,16 @@ def test_an_identity_is_an_immutable_value():
     identity = model_identity({"kind": "test"}, {"dtype": "float32"}, versions=False)
     with pytest.raises(dataclasses.FrozenInstanceError):
         identity.digest = "0" * 64  # type: ignore[misc]
+
+
+def test_an_empty_folder_at_a_hub_snapshot_path_is_not_known_by_its_revision(tmp_path):
+    """Nothing links into the blobs, so nothing says the commit names the content."""
+    from pytest_niah.embed.identity import hub_source, is_hub_written
+
+    revision = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--some-org--empty-model"
+    (repo / "blobs").mkdir(parents=True)
+    snapshot = repo / "snapshots" / revision
+    snapshot.mkdir(parents=True)
+    assert is_hub_written(snapshot, revision) is False
+    assert hub_source(snapshot) is None
