@@ -91,3 +91,19 @@ def test_a_part_with_no_inputs_reads_back_empty(tmp_path) -> None:
     write_part(path, manifest, [], np.zeros((0, 0), dtype=np.float32))
     part = read_part(path)
     assert part.keys == [] and part.vectors.size == 0
+
+
+def test_vectors_stored_in_another_shape_read_back_one_row_per_key(tmp_path) -> None:
+    """A part whose rows were stored with an extra axis still gives one flat row per key."""
+    path = tmp_path / "part-001-of-001.npz"
+    manifest = {
+        "part_schema": PART_SCHEMA,
+        "shard": [1, 1],
+        "config": {},
+        "layout": {"plan": {"tokens": {}}},
+    }
+    rows = np.arange(6, dtype=np.float32).reshape(2, 1, 3)
+    write_part(path, manifest, ["a", "b"], rows)
+    part = read_part(path)
+    assert part.vectors.shape == (2, 3)
+    assert part.vectors[1].tolist() == [3.0, 4.0, 5.0]
