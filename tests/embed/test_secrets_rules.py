@@ -41,3 +41,13 @@ def test_a_short_key_echoed_in_base64_is_blanked_and_the_text_kept(key):
     redacted = redact(text, key)
     assert redacted.startswith("rejected credential ") and redacted.endswith(" for this model")
     assert encoded not in redacted and url_safe not in redacted
+
+
+def test_a_secret_parameter_with_a_long_name_is_refused_without_its_name():
+    """A name over 32 characters may itself carry the credential: never printed."""
+    from pytest_niah.embed.secrets import url_secret
+
+    long_name = "api_key_for_the_embedding_gateway_prod"  # 38 characters, words only
+    found = url_secret(f"openai+https://example.test/v1?{long_name}=x#model")
+    assert found == "the parameter (name not shown)"
+    assert url_secret("openai+https://example.test/v1?api_key=x#model") == "the parameter 'api_key'"
