@@ -47,13 +47,8 @@ class SentenceCounts:
 
     def get(self, book: int, start: int, stop: int) -> list[int]:
         """Counts of sentences ``start..stop-1`` of ``book`` (missing ones counted in one call)."""
-        counts = self._counts[book]
-        missing = [i for i in range(start, stop) if counts[i] == _UNKNOWN]
-        if missing:
-            sentences = [self._books[book][i] for i in missing]
-            counts[missing] = token_counts(self._tokenizer, sentences)
-            self._dirty = True
-        return [int(c) for c in counts[start:stop]]
+        self.fill({book: range(start, stop)})
+        return [int(c) for c in self._counts[book][start:stop]]
 
     def fill(self, wanted: Mapping[int, Iterable[int]]) -> None:
         """Count the missing ones of ``wanted`` (book -> sentence indices) in one call.
@@ -67,24 +62,31 @@ class SentenceCounts:
             for index in sorted(set(indices))
             if self._counts[book][index] == _UNKNOWN
         ]
-        if not missing:
-            return
+        if missing:
+            self._measure(missing)
+            self._dirty = True
+
+    def _measure(self, missing: list[tuple[int, int]]) -> None:
+        """Fill in the counts of ``missing`` (book, sentence index) pairs, in one call."""
         counts = token_counts(self._tokenizer, [self._books[b][i] for b, i in missing])
         for (book, index), count in zip(missing, counts, strict=True):
             self._counts[book][index] = count
-        self._dirty = True
 
     def save(self) -> None:
         """Persist new counts (atomically; a cache that cannot be written is skipped)."""
         if self._file is None or not self._dirty:
             return
+        try:
+            write_atomic(self._file, self._payload())
+        except OSError:
+            return  # the cache only saves time
+        self._dirty = False
+
+    def _payload(self) -> bytes:
+        """What :meth:`save` writes: an ``.npz`` of the counts."""
         buffer = io.BytesIO()
         np.savez(buffer, *self._counts, format=np.array(_FORMAT))
-        try:
-            write_atomic(self._file, buffer.getvalue())
-        except OSError:
-            return  # the counts only save time
-        self._dirty = False
+        return buffer.getvalue()
 
     def _load(self, path: Path) -> None:
         try:

@@ -14,12 +14,12 @@ from __future__ import annotations
 import hashlib
 import io
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from pytest_niah.files import remove_stale_temps, write_atomic
+from pytest_niah.haystacks.sentence_counts import SentenceCounts
 from pytest_niah.haystacks.splice import SplicedEncoding
 from pytest_niah.haystacks.tokens import Tokenizer
 
@@ -29,11 +29,11 @@ _UNKNOWN = -1
 Pieces = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-class SentenceTokens:
+class SentenceTokens(SentenceCounts):
     """Token ids and spans of sentences of several books, encoded on demand.
 
-    The same interface as :class:`~pytest_niah.haystacks.sentence_counts.SentenceCounts`
-    (``get``, ``fill``, ``save``), and :meth:`joined`.
+    :class:`~pytest_niah.haystacks.sentence_counts.SentenceCounts` (``get``, ``fill``,
+    ``save``) whose sentences are encoded rather than counted, and :meth:`joined`.
 
     Args:
         books: Each book's sentences.
@@ -45,34 +45,8 @@ class SentenceTokens:
     def __init__(
         self, books: Sequence[Sequence[str]], tokenizer: Tokenizer, cache_file: Path | None
     ) -> None:
-        self._books = books
-        self._tokenizer = tokenizer
-        self._file = cache_file
-        self._counts = [np.full(len(b), _UNKNOWN, dtype=np.int32) for b in books]
-        self._pieces: list[dict[int, Pieces]] = [{} for _ in books]
-        self._dirty = False
-        if cache_file is not None:
-            remove_stale_temps(cache_file)  # a killed run's half-written save
-            self._load(cache_file)
-
-    def get(self, book: int, start: int, stop: int) -> list[int]:
-        """Counts of sentences ``start..stop-1`` of ``book`` (missing ones encoded in one call)."""
-        counts = self._counts[book]
-        missing = [(book, i) for i in range(start, stop) if counts[i] == _UNKNOWN]
-        if missing:
-            self._encode(missing)
-        return [int(c) for c in counts[start:stop]]
-
-    def fill(self, wanted: Mapping[int, Iterable[int]]) -> None:
-        """Encode the missing ones of ``wanted`` (book -> sentence indices) in one call."""
-        missing = [
-            (book, index)
-            for book, indices in wanted.items()
-            for index in sorted(set(indices))
-            if self._counts[book][index] == _UNKNOWN
-        ]
-        if missing:
-            self._encode(missing)
+        self._pieces: list[dict[int, Pieces]] = [{} for _ in books]  # before _load fills them
+        super().__init__(books, tokenizer, cache_file)
 
     def joined(self, refs: Sequence[tuple[int, int]], sentences: Sequence[str]) -> SplicedEncoding:
         """The tokens of ``" ".join(sentences)``, from each sentence's own.
@@ -89,7 +63,7 @@ class SentenceTokens:
             np.concatenate([p[2] for p in pieces]) + shift,
         )
 
-    def _encode(self, missing: list[tuple[int, int]]) -> None:
+    def _measure(self, missing: list[tuple[int, int]]) -> None:
         encodings = self._tokenizer.encode_batch([self._books[b][i] for b, i in missing])
         for (book, index), encoding in zip(missing, encodings, strict=True):
             ids = np.asarray(encoding.ids, dtype=np.int64)
@@ -97,12 +71,9 @@ class SentenceTokens:
             # Pieces before the count: a thread that sees the count finds the pieces.
             self._pieces[book][index] = (ids, spans[:, 0].copy(), spans[:, 1].copy())
             self._counts[book][index] = ids.size
-        self._dirty = True
 
-    def save(self) -> None:
-        """Persist new tokens (atomically; a cache that cannot be written is skipped)."""
-        if self._file is None or not self._dirty:
-            return
+    def _payload(self) -> bytes:
+        """What :meth:`save` writes: an ``.npz`` of the counts, ids and spans per book."""
         arrays: dict[str, np.ndarray] = {"format": np.array(_FORMAT)}
         for book, counts in enumerate(self._counts):
             known = np.flatnonzero(counts != _UNKNOWN)
@@ -113,11 +84,7 @@ class SentenceTokens:
                 arrays[f"{name}_{book}"] = np.concatenate(joined).astype(np.int32)
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)  # type: ignore[arg-type]
-        try:
-            write_atomic(self._file, buffer.getvalue())
-        except OSError:
-            return  # the tokens only save time
-        self._dirty = False
+        return buffer.getvalue()
 
     def _load(self, path: Path) -> None:
         try:
