@@ -90,6 +90,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=1, help="the fastest counts (default: 1)")
     parser.add_argument("--standin-dir", type=Path, default=None, help="build here once, reuse")
     parser.add_argument("--standin-tool", type=Path, default=None, help=f"path of {TOOL}")
+    parser.add_argument(
+        "--standin-tokenizer", type=Path, default=None, help="tokenizer folder for the build"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write every number here")
     args = parser.parse_args(argv)
     if args.quick:

@@ -56,7 +56,13 @@ def standin_folder(args: argparse.Namespace, scratch: Path) -> tuple[Path, float
     log_line(f"building the {'small ' if args.small else ''}stand-in in {folder} with {tool}")
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, str(tool), str(folder), *(["--small"] if args.small else [])],
+        [
+            sys.executable,
+            str(tool),
+            str(folder),
+            *(["--small"] if args.small else []),
+            *(["--tokenizer", str(args.standin_tokenizer)] if args.standin_tokenizer else []),
+        ],
         capture_output=True,
         text=True,
     )

