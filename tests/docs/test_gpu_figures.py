@@ -1,0 +1,43 @@
+"""The GPU figures the README and the performance page print are the committed bench JSON's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def _row(name: str) -> dict:
+    report = json.loads((RESULTS / name).read_text(encoding="utf-8"))
+    assert report["machine"]["device"] == "cuda", f"{name} was not measured on a GPU"
+    (row,) = report["rows"]
+    return {"report": report, **row}
+
+
+def test_the_performance_page_prints_the_h100_json():
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    full, small = _row("gpu-h100-full.json"), _row("gpu-h100-8k-small-grid.json")
+    assert full["report"]["machine"]["device_name"] in page
+    assert full["report"]["grid"]["lengths"][-1] == 8192 and full["report"]["grid"]["groups"] == []
+    for figure in (
+        f"{full['bare']['seconds']:.2f} s",
+        f"{full['engine']['seconds']:.2f} s",
+        f"**{full['ratio']:.2f}**",
+        f"{full['engine']['device_memory_gib']:.2f} GiB",
+        f"{full['bare']['parameters'] / 1e6:.0f}M parameters",
+        f"{small['engine']['seconds']:.2f} s against bare {small['bare']['seconds']:.2f} s",
+        f"({small['ratio']:.2f}x)",
+    ):
+        assert figure in page, figure
+    assert not any(full["out_of_memory"].values()) and "| none |" in page
+    assert "GPU figures are unmeasured" not in page
+
+
+def test_the_readme_names_the_device_and_the_measured_ratio():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    full = _row("gpu-h100-full.json")
+    assert "NVIDIA H100" in readme
+    assert f"took {full['engine']['seconds']:.0f} s, {full['ratio']:.2f}x a bare `encode`" in readme
+    assert f"peaking\nat {full['engine']['device_memory_gib']:.1f} GiB" in readme
