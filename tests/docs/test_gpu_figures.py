@@ -41,3 +41,12 @@ def test_the_readme_names_the_device_and_the_measured_ratio():
     assert "NVIDIA H100" in readme
     assert f"took {full['engine']['seconds']:.0f} s, {full['ratio']:.2f}x a bare `encode`" in readme
     assert f"peaking\nat {full['engine']['device_memory_gib']:.1f} GiB" in readme
+
+
+def test_the_plugin_run_on_the_gpu_is_the_committed_log():
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    log = (RESULTS / "gpu-h100-plugin-run.txt").read_text(encoding="utf-8")
+    assert "NVIDIA H100" in log and "cold: exit 0 in 82 s" in log and "warm: exit 0 in 15 s" in log
+    assert "196 blocks in 34.3 s, 266,869 tokens/s" in log
+    assert "2034 passed, 1893 xfailed" in log  # 3,927 tests
+    assert "3,927 tests in 82 s" in page and "34.3 s of it" in page and "in 15 s again" in page
