@@ -262,7 +262,8 @@ class Run:
         config = self.config
         total = len(config.lengths) * len(config.draws) * len(self.inputs.needle_set.groups)
         progress = self.progress
-        weights = block_weights(self.config, self.inputs)  # the time left, from tokens
+        # The time left, from the tokens the model reads of each block.
+        weights = block_weights(config, self.inputs, self.embedder.windows.document)
         progress.start("building and embedding haystacks", total, "blocks", weights=weights)
         started = time.perf_counter()
         seconds = self.report.seconds
