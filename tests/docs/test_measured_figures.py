@@ -1,4 +1,4 @@
-"""The GPU figures the README and the performance page print are the committed bench JSON's."""
+"""Figures the README and the performance page print are the committed bench results' figures."""
 
 from __future__ import annotations
 
@@ -50,3 +50,20 @@ def test_the_plugin_run_on_the_gpu_is_the_committed_log():
     assert "196 blocks in 34.3 s, 266,869 tokens/s" in log
     assert "2034 passed, 1893 xfailed" in log  # 3,927 tests
     assert "3,927 tests in 82 s" in page and "34.3 s of it" in page and "in 15 s again" in page
+
+
+def test_the_long_haystack_table_is_the_committed_json():
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    report = json.loads((RESULTS / "long-static-2cpu.json").read_text(encoding="utf-8"))
+    rows = {row["length"]: row for row in report["rows"]}
+    assert sorted(rows) == [8192, 16384, 32768]
+    for length, row in rows.items():
+        line = (
+            f"| {length:,} | {row['rss_mib']:,.0f} MiB | {row['seconds']:.1f} s | "
+            f"{row['split']['total']:.1f} s (haystack building {row['split']['build']:.1f} s, "
+            f"encoding {row['split']['encode']:.1f} s) | {row['tokens'] / 1e6:.1f}M |"
+        )
+        assert line in page, line
+    growth = rows[32768]["rss_mib"] / rows[8192]["rss_mib"] - 1
+    assert f"Peak memory grows by {growth:.0%} from 8K to 32K tokens" in page
+    assert growth < 0.25  # near-flat: 4x the tokens
