@@ -99,20 +99,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args[:] = [suite]  # no path given: the grid alone, not testpaths nor "."
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """What needs another plugin configured first: the run --niah-speed-fail compares with."""
-    niah = active_session(session.config)
-    if niah is None or niah.settings.speed_fail is None:
-        return
-    from pytest_niah.errors import NiahError
-    from pytest_niah.plugin.speed_gate import check_speed_compared
-
-    try:
-        check_speed_compared(session.config)
-    except NiahError as exc:
-        raise pytest.UsageError(f"pytest-niah: {exc}") from None
-
-
 def pytest_report_header(config: pytest.Config) -> str | None:
     """The plugin's version and what it tests, in pytest's header (only when active)."""
     session = active_session(config)

@@ -108,7 +108,10 @@ def check_plugins(session: NiahSession, config: pytest.Config, problems: Problem
 
 
 def check_speed_fail(session: NiahSession, config: pytest.Config, problems: Problems) -> None:
-    """--niah-speed-fail gates test_speed against a run pytest-benchmark loads to compare."""
+    """--niah-speed-fail gates test_speed against a run pytest-benchmark loads to compare.
+
+    That run is checked once loaded, at session start (:class:`CompareCheck`).
+    """
     allowance = session.settings.speed_fail
     if allowance is None:
         return
@@ -130,6 +133,10 @@ def check_speed_fail(session: NiahSession, config: pytest.Config, problems: Prob
                 "--benchmark-compare=NUM",
             )
         )
+    else:
+        from pytest_niah.plugin.speed_gate import CompareCheck
+
+        config.pluginmanager.register(CompareCheck(), "niah-speed-fail")
 
 
 def check_threshold_lengths(name: str, value: Thresholds, lengths: tuple[int, ...]) -> None:

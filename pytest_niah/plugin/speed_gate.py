@@ -54,6 +54,21 @@ def check_speed_compared(config: pytest.Config) -> None:
     )
 
 
+class CompareCheck:
+    """Registered by the configure-time checks: the compared run, once pytest-benchmark loaded it.
+
+    pytest-benchmark loads ``--benchmark-compare``'s run in its own (last) ``pytest_configure``,
+    after pytest-niah's; ``pytest_sessionstart`` comes after both, still before any work.
+    """
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """A usage error when ``--benchmark-compare`` loaded no saved run."""
+        try:
+            check_speed_compared(session.config)
+        except ConfigError as exc:
+            raise pytest.UsageError(f"pytest-niah: {exc}") from None
+
+
 def gate_speed(
     config: pytest.Config, node_id: str, info: dict[str, Any], allowance: float
 ) -> list[str]:
