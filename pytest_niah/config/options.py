@@ -602,8 +602,8 @@ OPTIONS: tuple[Option, ...] = (
         "results and the report, and add test_speed[LENGTH]: times one batch of the run's "
         "shape per round (fresh haystacks, the embedding cache bypassed) in pytest-benchmark's "
         "pedantic mode, beside a fixed reference workload (needs pytest-benchmark, in [all]; "
-        "--benchmark-json, --benchmark-compare-fail work as usual). Off: outputs stay "
-        "identical bytes run to run.",
+        "--benchmark-json, --benchmark-save work as usual; --niah-speed-fail gates its speed). "
+        "Off: outputs stay identical bytes run to run.",
         flag=True,
         ini="bool",
         experiment=False,
