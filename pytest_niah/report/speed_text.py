@@ -83,7 +83,9 @@ def speed_test_line(tests: Mapping[int, Mapping[str, Any]]) -> str | None:
         text += f" ±{spread:.0%}" if spread is not None else ""
         text += f" (run {run:,.0f})" if run else ""
         relative = info.get("relative_speed")
-        text += f", {relative:,.0f} per reference" if relative else ""
+        if relative:  # 3 significant digits: a transformer does ~3 tokens per reference
+            text += f", {relative:,.0f}" if relative >= 100 else f", {relative:.3g}"
+            text += " per reference"
         for compared in info.get("speed_compared", ()):  # --niah-speed-fail's comparisons
             text += f" ({compared['change']:+.1%} vs {compared['run']})"
         cells.append(text)

@@ -18,6 +18,7 @@ import pytest
 from pytest_niah.config.options import BY_NAME, parse_speed_fail
 from pytest_niah.errors import ConfigError
 from pytest_niah.experiment.speed import REFERENCE, SpeedChange, compared_relative_speed
+from pytest_niah.report.speed_text import speed_test_line
 
 STATIC = "packaged-static"
 QUICK = ("--benchmark-min-rounds=2", "--benchmark-max-time=0.01", "--benchmark-warmup=off")
@@ -74,6 +75,16 @@ def test_a_compared_run_without_a_usable_relative_speed_has_none(value):
     saved_before_it_existed = {"name": "test_speed[128]", "extra_info": {"model": STATIC}}
     with pytest.raises(ValueError, match=r"has no relative_speed \(found None\)"):
         compared_relative_speed(saved_before_it_existed, STATIC, 128)
+
+
+def test_the_terminal_line_shows_the_change_versus_each_compared_run():
+    run = "Linux/0001_base.json"
+    info = {"tokens_per_second": 900.0, "rounds": 5, "relative_speed": 3.052}
+    line = speed_test_line({128: info | {"speed_compared": [{"run": run, "change": -0.125}]}})
+    assert line is not None
+    assert line.endswith("128: 900, 3.05 per reference (-12.5% vs Linux/0001_base.json)")
+    line = speed_test_line({128: info | {"relative_speed": 444.6, "speed_compared": []}})
+    assert line is not None and line.endswith("128: 900, 445 per reference")
 
 
 # -- the option -------------------------------------------------------------------------------
