@@ -186,6 +186,25 @@ class Option:
         return f"{self.described} Default: {self.shown_default()}.{where}".replace("%", "%%")
 
 
+def parse_speed_fail(value: Any) -> float:
+    """``20%`` -> ``20.0``: the fall of relative_speed that ``--niah-speed-fail`` allows.
+
+    The % sign is required: a bare ``0.2`` could mean 0.2% or 20%. 100% or more would let
+    any speed pass, so it is refused too.
+    """
+    text = str(value).strip()
+    hint = "give the fall allowed as a percentage below 100%, e.g. 20%"
+    if not text.endswith("%"):
+        raise ConfigError(f"{text!r} is not a percentage", hint)
+    try:
+        amount = float(text.removesuffix("%"))
+    except ValueError:
+        raise ConfigError(f"{text!r} is not a percentage", hint) from None
+    if not 0 <= amount < 100:  # NaN fails this too
+        raise ConfigError(f"{text!r} is out of range (0% to under 100%)", hint)
+    return amount
+
+
 def _opt(name: str, parse: Callable[[Any], Any], default: Any, help: str, **kw: Any) -> Option:
     return Option(name, parse, default, help, **kw)
 
@@ -584,11 +603,23 @@ OPTIONS: tuple[Option, ...] = (
         "results and the report, and add test_speed[LENGTH]: times one batch of the run's "
         "shape per round (fresh haystacks, the embedding cache bypassed) in pytest-benchmark's "
         "pedantic mode, beside a fixed reference workload (needs pytest-benchmark, in [all]; "
-        "--benchmark-json, --benchmark-compare-fail work as usual). Off: outputs stay "
-        "identical bytes run to run.",
+        "--benchmark-json, --benchmark-save work as usual; --niah-speed-fail gates its speed). "
+        "Off: outputs stay identical bytes run to run.",
         flag=True,
         ini="bool",
         experiment=False,
+    ),
+    _opt(
+        "speed-fail",
+        parse_speed_fail,
+        None,
+        "Fail test_speed[LENGTH] when the model's relative_speed (tokens per reference "
+        "workload, in CPU time: the same on a fast and a slow runner) fell by more than this "
+        "percentage versus pytest-benchmark's --benchmark-compare run, e.g. 20%; needs "
+        "--niah-speed and --benchmark-compare.",
+        metavar="PERCENT",
+        experiment=False,
+        default_text="none (no speed gate)",
     ),
     _opt(
         "snapshot-digits",

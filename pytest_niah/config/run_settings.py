@@ -48,6 +48,7 @@ class RunSettings:
     snapshot: bool = default("snapshot")
     snapshot_digits: int = default("snapshot_digits")
     speed: bool = default("speed")
+    speed_fail: float | None = default("speed_fail")
     shard: tuple[int, int] | None = default("shard")
     shard_dir: str = default("shard_dir")
     from_shards: str = default("from_shards")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_niah.config.cache_policy import CachePolicy
@@ -199,3 +200,62 @@ def round_spread(rounds: Sequence[float]) -> float | None:
     q1, _, q3 = statistics.quantiles(rounds, n=4)
     median = statistics.median(rounds)
     return (q3 - q1) / 2 / median if median > 0 else None
+
+
+@dataclass(frozen=True)
+class SpeedChange:
+    """This run's relative speed against a compared run's, under ``--niah-speed-fail``.
+
+    Attributes:
+        current: This run's ``relative_speed`` (tokens per reference workload, CPU time).
+        compared: The compared run's, for the same model and length.
+        allowance: The fall allowed, in percent of ``compared`` (``20.0`` for ``20%``).
+    """
+
+    current: float
+    compared: float
+    allowance: float
+
+    @property
+    def change(self) -> float:
+        """The relative change: ``-0.25`` is 25% slower than the compared run."""
+        return self.current / self.compared - 1
+
+    @property
+    def failed(self) -> bool:
+        """Fell by more than the allowance; a fall of exactly the allowance passes."""
+        return self.current / self.compared < 1 - self.allowance / 100
+
+    def describe(self, run: str) -> str:
+        """``relative_speed 3.1 vs 4.0 in run NAME: -22.5% (allowed: -20%)``."""
+        return (
+            f"relative_speed {self.current:,.4g} vs {self.compared:,.4g} in run {run}: "
+            f"{self.change:+.1%} (allowed: -{self.allowance:g}%)"
+        )
+
+
+def compared_relative_speed(entry: Mapping[str, Any] | None, model: str, length: int) -> float:
+    """The compared run's ``relative_speed`` for this model and length.
+
+    Args:
+        entry: The compared run's benchmark of the same test (``None``: it has none).
+        model: The model this run times, as configured.
+        length: The haystack length this run times.
+
+    Raises:
+        ValueError: why the entry has no figure to compare with (one clause).
+    """
+    if entry is None:
+        raise ValueError("has no benchmark of this test")
+    extra = entry.get("extra_info") or {}
+    value = extra.get("relative_speed")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"has no relative_speed (found {value!r})")
+    if extra.get("model") != model or extra.get("length") != length:
+        raise ValueError(
+            f"timed model {extra.get('model')!r} at length {extra.get('length')!r} under this "
+            f"test's name, not {model!r} at {length}"
+        )
+    if extra.get("reference") != REFERENCE:
+        raise ValueError("measured relative_speed against another reference workload")
+    return float(value)

@@ -60,6 +60,7 @@ def check_session(
     check_save(session, config, problems)
     check_compare(session, problems)
     check_plugins(session, config, problems)
+    check_speed_fail(session, config, problems)
     check_outputs(session, problems)
 
 
@@ -104,6 +105,38 @@ def check_plugins(session: NiahSession, config: pytest.Config, problems: Problem
                 "pip install 'pytest-niah[report]', or drop --niah-report",
             )
         )
+
+
+def check_speed_fail(session: NiahSession, config: pytest.Config, problems: Problems) -> None:
+    """--niah-speed-fail gates test_speed against a run pytest-benchmark loads to compare.
+
+    That run is checked once loaded, at session start (:class:`CompareCheck`).
+    """
+    allowance = session.settings.speed_fail
+    if allowance is None:
+        return
+    flag = f"--niah-speed-fail={allowance:g}%"
+    if not session.settings.speed:
+        problems.add(
+            ConfigError(
+                f"{flag} gates test_speed, which only --niah-speed adds",
+                "add --niah-speed, or drop --niah-speed-fail",
+            )
+        )
+    elif not config.getoption("benchmark_compare", None):
+        problems.add(
+            ConfigError(
+                f"{flag} has no compared run: it compares relative_speed with the run "
+                "pytest-benchmark's --benchmark-compare loads",
+                "save a run first (--niah-speed --benchmark-save=NAME, or "
+                "--benchmark-autosave), then add --benchmark-compare (the newest saved run) or "
+                "--benchmark-compare=NUM",
+            )
+        )
+    else:
+        from pytest_niah.plugin.speed_gate import CompareCheck
+
+        config.pluginmanager.register(CompareCheck(), "niah-speed-fail")
 
 
 def check_threshold_lengths(name: str, value: Thresholds, lengths: tuple[int, ...]) -> None:

@@ -70,7 +70,8 @@ def speed_test_line(tests: Mapping[int, Mapping[str, Any]]) -> str | None:
     ``tests`` maps a length to its benchmark's ``extra_info``: tokens/s (the median round),
     the rounds' spread (half the interquartile range, relative), the run's own tokens/s and
     tokens per reference workload in CPU time (the model's speed in units of this machine's,
-    which another process's load does not stretch).
+    which another process's load does not stretch), and its change versus each run
+    ``--niah-speed-fail`` compared it with.
     """
     if not tests:
         return None
@@ -82,7 +83,11 @@ def speed_test_line(tests: Mapping[int, Mapping[str, Any]]) -> str | None:
         text += f" ±{spread:.0%}" if spread is not None else ""
         text += f" (run {run:,.0f})" if run else ""
         relative = info.get("relative_speed")
-        text += f", {relative:,.0f} per reference" if relative else ""
+        if relative:  # 3 significant digits: a transformer does ~3 tokens per reference
+            text += f", {relative:,.0f}" if relative >= 100 else f", {relative:.3g}"
+            text += " per reference"
+        for compared in info.get("speed_compared", ()):  # --niah-speed-fail's comparisons
+            text += f" ({compared['change']:+.1%} vs {compared['run']})"
         cells.append(text)
     rounds = min(int(info.get("rounds", 0)) for info in tests.values())
     return (

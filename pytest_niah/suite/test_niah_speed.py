@@ -13,8 +13,9 @@ model's tokens per reference workload in CPU time (``relative_speed`` in ``extra
 is its speed in units of this machine's, comparable between a fast and a slow runner and
 between a quiet and a loaded one. ``--benchmark-json``, ``--benchmark-save`` and
 ``--benchmark-compare-fail`` work as for any benchmark (``--benchmark-timer=time.process_time``
-makes its statistics CPU time too). A speed test never fails on speed itself: that is
-``--benchmark-compare-fail``'s job.
+makes its statistics CPU time too). With ``--niah-speed-fail=PERCENT`` a speed test fails
+when its relative speed fell by more than that versus the run ``--benchmark-compare``
+loaded (:mod:`pytest_niah.plugin.speed_gate`); otherwise it never fails on speed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pytest_niah.experiment import budget
 from pytest_niah.experiment.speed import reference_workload, speed_info, speed_rounds, speed_sample
 from pytest_niah.haystacks.plan import ModelInput
 from pytest_niah.plugin.session import NiahSession
+from pytest_niah.plugin.speed_gate import gate_speed
 
 pytestmark = pytest.mark.niah
 
@@ -80,5 +82,13 @@ def test_speed(
     entry = found.speed.at(length) if found is not None and found.speed is not None else None
     run_rate = entry.tokens_per_second if entry is not None else None
     info = speed_info(config.model, length, sample, model_rounds, reference_rounds, run_rate)
+    allowance = niah_session.settings.speed_fail
+    failures = (
+        []
+        if allowance is None
+        else gate_speed(request.config, request.node.nodeid, info, allowance)
+    )
     benchmark.extra_info.update(info)
     niah_session.state.speed_tests[label, length] = info
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
