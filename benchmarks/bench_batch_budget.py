@@ -7,8 +7,9 @@ For each text length and token budget, encodes ``--texts`` random token-id rows 
 length (plus the special tokens) straight through the model in batches of
 ``budget // (length + 2)`` rows, as the engine batches one length on a CPU, and records wall
 and CPU seconds; the fastest of ``--repeat`` counts. It prints, per length, each budget's
-time relative to the largest budget's: the figure behind the engine's CPU default
-(``experiment/batch_budget.py``). Model load and one warm-up batch are not timed.
+time relative to the largest budget's: what to weigh before choosing ``--niah-token-budget``
+for a CPU. Model load and one warm-up batch are not timed. Run it on a quiet machine: under
+other processes' load the order of the budgets changed between two runs here.
 """
 
 from __future__ import annotations

@@ -298,9 +298,8 @@ class FakeModel:
         ("cuda", 8192, None, 32 * (8192 + 2)),
         ("cuda", None, None, "default"),  # no window: the configured budget
         ("cuda", 512, 1000, 1000),  # a budget given explicitly wins, on a GPU too
-        ("cpu", 512, None, 4096),  # a transformer on a CPU: small batches stay in cache
-        ("cpu", 8192, None, 4096),
-        ("cpu", None, None, "default"),  # a static model: the configured budget
+        ("cpu", 512, None, "default"),
+        ("cpu", None, None, "default"),
         ("cpu", 512, 1000, 1000),
         (None, 512, None, "default"),  # a model without a placement (remote, lexical)
     ],
