@@ -29,6 +29,11 @@ TARGETS: dict[str, list[str]] = {
         "tests/measure/test_gating.py",
         "tests/measure/test_resolve_advice.py",
     ],
+    # the speed gate (--niah-speed-fail) and the speed figures it reads
+    "experiment/speed.py": [
+        "tests/plugin/test_speed_gate.py",
+        "tests/plugin/test_speed_measured.py",
+    ],
     # compare
     "results/compare.py": [
         "tests/results/test_compare.py",
