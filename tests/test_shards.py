@@ -17,23 +17,11 @@ from pytest_niah.experiment.shards import Shard, results_from_shards, run_shard,
 
 
 @pytest.fixture(scope="module")
-def books(shared_corpus_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two of the packaged books: plenty for these haystacks, a fifth of the text to read."""
-    folder = tmp_path_factory.mktemp("two-books")
-    for book in sorted(shared_corpus_dir.glob("*.txt"))[:2]:
-        shutil.copy(book, folder / book.name)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def config(books: Path) -> NiahConfig:
-    # Short haystacks cut into 64-token chunks: chunk-max still embeds several chunks of
-    # each (as 1024 tokens at the 512-token default did), at a fraction of the work.
+def config(shared_corpus_dir: Path) -> NiahConfig:
     return NiahConfig(
         model="packaged-static",
-        corpus=str(books),
-        lengths=(128, 256),
-        chunk_tokens=64,
+        corpus=str(shared_corpus_dir),
+        lengths=(128, 1024),
         positions=3,
         groups=("dietary-01", "location-02", "vehicle-01"),
         arms=("onehop", "literal"),
