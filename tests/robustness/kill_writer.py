@@ -34,9 +34,10 @@ The kinds, each through the package's real writer:
   child pauses :data:`EMBED_PAUSE_S` (what a run spends embedding the next batch).
 
 The announcing wrapper around ``write_atomic`` only prints and times; the bytes are written
-by the package's own function. Forking saves each kill the imports and the first
-matplotlib render. The results are synthetic (tests/results/niah_synthetic.py), two seeds
-of one grid. This file is not a test module; it only runs as a script.
+by the package's own function. Forking saves each kill the imports; each version's
+figures are drawn once, in the server, and reused by its forks. The results are synthetic
+(tests/results/niah_synthetic.py), two seeds of one grid. This file is not a test module;
+it only runs as a script.
 """
 
 from __future__ import annotations
@@ -101,6 +102,27 @@ def _announcing(original: Callable[..., Path]) -> Callable[..., Path]:
     return write_atomic
 
 
+def _install_figure_memo() -> None:
+    """Render each run's figures once, in the server: its forks inherit them.
+
+    Drawing is deterministic (versions A and B are byte-stable), so the report's bytes are
+    the same; a child's call then spends its time writing files, not drawing. Without this
+    a report call took seconds under load and most kills landed while it drew.
+    """
+    import pytest_niah.report.figures as figures
+
+    draw = figures.render_figures
+    drawn: dict[tuple[Any, ...], Any] = {}
+
+    def render_figures(results: Any, labels: Any) -> Any:
+        key = (*map(id, results), *labels)
+        if key not in drawn:
+            drawn[key] = draw(results, labels)
+        return drawn[key]
+
+    figures.render_figures = render_figures  # type: ignore[assignment]
+
+
 def _install_announcer() -> None:
     """Wrap write_atomic where each writer looks it up (before the snapshot class is built)."""
     import pytest_niah.files
@@ -139,6 +161,13 @@ class Writers:
             entries = {f"test_metric_table[{LABEL}-{i:03d}]": table for i in range(SNAPSHOT_LABELS)}
             entries["test_other"] = AmberDataSerializer.serialize("kept as it is")
             self.snapshots.append(entries)
+
+    def draw_figures(self) -> None:
+        """Draw each version's report figures now (the memo keeps them), not in a timed call."""
+        import pytest_niah.report.figures as figures
+
+        for run in self.results:
+            figures.render_figures([run], [LABEL])
 
     def write(self, kind: str, out: Path, version: int) -> None:
         getattr(self, f"_{kind}")(out, version)
@@ -226,6 +255,7 @@ def _ended(pid: int) -> dict[str, Any]:
 
 def serve() -> None:
     _install_announcer()
+    _install_figure_memo()
     writers = Writers()
     _say("ready")
     for line in sys.stdin:
@@ -234,6 +264,8 @@ def serve() -> None:
         if op == "reference":
             folder = Path(request["folder"])
             calls, writes = [], []
+            if kind == "report":
+                writers.draw_figures()  # timed below: writing only, as in the children
             WRITE_TIMES.clear()
             for version, name in enumerate("AB"):
                 started, before = time.perf_counter(), len(WRITE_TIMES)

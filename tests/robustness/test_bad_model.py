@@ -288,9 +288,14 @@ def marker(monkeypatch, tmp_path) -> Path:
     return path
 
 
-def test_model_folder_code_needs_the_flag(niah_run, tmp_path, marker, minilm_copy):
+def test_model_folder_code_needs_the_flag(niah_run, tmp_path, marker, minilm_copy, monkeypatch):
+    import transformers.dynamic_module_utils as dynamic
+
     folder = custom_code_model(tmp_path / "custom", minilm_copy, known_type=False)
-    result = niah_run.run(model=str(folder), subprocess=True)
+    # The refusal runs in this process: nothing is loaded. Should the code ever run here,
+    # its copy goes to this test's folder, not the user's modules cache.
+    monkeypatch.setattr(dynamic, "HF_MODULES_CACHE", str(tmp_path / "hf-modules"))
+    result = niah_run.run(model=str(folder))
     niah_run.assert_stopped(
         result,
         "custom",
@@ -300,18 +305,23 @@ def test_model_folder_code_needs_the_flag(niah_run, tmp_path, marker, minilm_cop
         "--niah-trust-remote-code",
     )
     assert not marker.exists()
-    # The control: with the flag the code runs (the marker proves the test would see it).
+    # The control: with the flag the code runs (the marker proves the test would see it). In a
+    # fresh interpreter: the code registers its model type with transformers for good.
     niah_run.run(f"--niah-model={folder}", "--niah-trust-remote-code", model=None, subprocess=True)
     assert marker.exists()
 
 
-def test_model_kwargs_cannot_bypass_the_flag(niah_run, tmp_path, marker, minilm_copy):
+def test_model_kwargs_cannot_bypass_the_flag(niah_run, tmp_path, marker, minilm_copy, monkeypatch):
+    import transformers.dynamic_module_utils as dynamic
+
     folder = custom_code_model(tmp_path / "custom", minilm_copy, known_type=True)
+    # In-process: the option check stops the run at configure time, before any load. Should
+    # it ever let the code run, the code's copy still goes to this test's folder.
+    monkeypatch.setattr(dynamic, "HF_MODULES_CACHE", str(tmp_path / "hf-modules"))
     result = niah_run.run(
         f"--niah-model={folder}",
         '--niah-model-kwargs={"trust_remote_code": true}',
         model=None,
-        subprocess=True,
     )
     niah_run.assert_usage_error(
         result,

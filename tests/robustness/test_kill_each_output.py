@@ -3,13 +3,13 @@
 For each output pytest-niah writes -- the results file, the report folder, a saved run, a
 snapshot file and the embedding cache -- a child process writes that output through the
 package's own writer in an endless loop, alternating between two distinct valid versions A
-and B (tests/robustness/kill_writer.py, a fork server: imports and the first matplotlib
-render are paid once, so a kill costs milliseconds, not a pytest run). The output first
+and B (tests/robustness/kill_writer.py, a fork server: imports and each version's figures
+are paid once, so a kill costs milliseconds, not a pytest run). The output first
 holds A (the "previous output"); then ``ROBUSTNESS_MIN_KILLS`` times (20 by default) a
 child is started and, after it printed ``ready``, killed with SIGKILL:
 
 - half the kills (seeded random choice) come after a random delay: 20-300 ms, or up to 1.2
-  writer calls where one call takes longer (the report renders its figures first);
+  writer calls where one call takes longer;
 - the other half are aimed into a file write: the child prints a line just before each
   ``write_atomic`` call (each ``put_many`` of the cache) and the kill comes a random time
   within the slowest write's duration after the k-th such line.
