@@ -6,7 +6,8 @@ in a fresh folder with its ``CI_NODE_INDEX``, the artifacts gathered into the ga
 folder as GitLab does), with ``$NIAH`` set to a small grid on the packaged static model. The
 Slurm scripts run under bash with the array's task ids. Both gate against one committed
 baseline, an unsharded run saved once for the module (``pytest $NIAH --niah-save=baseline``)
-and copied into each recipe's gate folder, as a repository's checkout would hold it. The
+and copied, with the cache that run left, into each recipe's gate folder (as when each
+recipe saved it there itself). The
 GitHub workflow and the composite action the page includes are the repository's own files,
 run by their own tests. Only the tests that run models are slow; the parse-only check runs
 in every test run.
@@ -45,17 +46,18 @@ def run_step(command: str, folder: Path, **extra: str):
 
 @pytest.fixture(scope="module")
 def committed_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The default store (``.niah/``) holding one unsharded run saved as "baseline"."""
+    """A folder whose default store (``.niah/``) holds one unsharded run saved as "baseline"."""
     folder = tmp_path_factory.mktemp("baseline")
     saved = run_step("pytest $NIAH --niah-save=baseline", folder)
     assert saved.returncode == 0, saved.stdout + saved.stderr
     assert list((folder / ".niah").rglob("baseline*")), saved.stdout
-    return folder / ".niah"
+    return folder
 
 
 def checkout(baseline: Path, folder: Path) -> None:
-    """``folder`` as a checkout of the repository: the committed store in it."""
-    shutil.copytree(baseline, folder / baseline.name)
+    """``folder`` holding the committed store, and the cache the saving run left there."""
+    for name in (".niah", "cache"):
+        shutil.copytree(baseline / name, folder / name)
 
 
 def pytest_lines(job: dict) -> list[str]:
