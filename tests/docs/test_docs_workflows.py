@@ -4,9 +4,13 @@ The GitLab pipeline's YAML is parsed from docs/ci.md; its parallel jobs, artifac
 order are checked, then every ``pytest`` line of its scripts runs for real (each parallel job
 in a fresh folder with its ``CI_NODE_INDEX``, the artifacts gathered into the gate job's
 folder as GitLab does), with ``$NIAH`` set to a small grid on the packaged static model. The
-Slurm scripts run under bash with the array's task ids. The GitHub workflow and the composite
-action the page includes are the repository's own files, run by their own tests. Only the
-tests that run models are slow; the parse-only check runs in every test run.
+Slurm scripts run under bash with the array's task ids. Both gate against one committed
+baseline, an unsharded run saved once for the module (``pytest $NIAH --niah-save=baseline``)
+and copied, with the cache that run left, into each recipe's gate folder (as when each
+recipe saved it there itself). The
+GitHub workflow and the composite action the page includes are the repository's own files,
+run by their own tests. Only the tests that run models are slow; the parse-only check runs
+in every test run.
 """
 
 from __future__ import annotations
@@ -40,6 +44,22 @@ def run_step(command: str, folder: Path, **extra: str):
     return run_shell(command, folder, NIAH=NIAH, NIAH_CACHE_DIR=str(folder / "cache"), **extra)
 
 
+@pytest.fixture(scope="module")
+def committed_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder whose default store (``.niah/``) holds one unsharded run saved as "baseline"."""
+    folder = tmp_path_factory.mktemp("baseline")
+    saved = run_step("pytest $NIAH --niah-save=baseline", folder)
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    assert list((folder / ".niah").rglob("baseline*")), saved.stdout
+    return folder
+
+
+def checkout(baseline: Path, folder: Path) -> None:
+    """``folder`` holding the committed store, and the cache the saving run left there."""
+    for name in (".niah", "cache"):
+        shutil.copytree(baseline / name, folder / name)
+
+
 def pytest_lines(job: dict) -> list[str]:
     return [line for line in job["script"] if line.startswith("pytest ")]
 
@@ -61,15 +81,13 @@ def test_the_gitlab_pipeline_is_consistent():
 
 
 @pytest.mark.slow
-def test_the_gitlab_pipeline_runs_and_gates_like_an_unsharded_run(tmp_path):
+def test_the_gitlab_pipeline_runs_and_gates_like_an_unsharded_run(tmp_path, committed_baseline):
     embed, gate = GITLAB["embed"], GITLAB["gate"]
     (embed_command,) = pytest_lines(embed)
     (gate_command,) = pytest_lines(gate)
     total = embed["parallel"]
     gate_dir = tmp_path / "gate"
-    # The committed baseline: one unsharded run saved as "baseline".
-    saved = run_step("pytest $NIAH --niah-save=baseline", gate_dir)
-    assert saved.returncode == 0, saved.stdout + saved.stderr
+    checkout(committed_baseline, gate_dir)  # the unsharded run saved as "baseline"
     for index in range(1, total + 1):
         job_dir = tmp_path / f"embed-{index}"
         env = {"CI_NODE_INDEX": str(index), "CI_NODE_TOTAL": str(total)}
@@ -88,14 +106,13 @@ def test_the_gitlab_pipeline_runs_and_gates_like_an_unsharded_run(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_slurm_scripts_run_as_an_array_then_a_gate(tmp_path):
+def test_the_slurm_scripts_run_as_an_array_then_a_gate(tmp_path, committed_baseline):
     embed, gate = page_blocks("## Slurm arrays", "bash")
     first, last = map(int, re.search(r"#SBATCH --array=(\d+)-(\d+)", embed).groups())
     assert first == 1 and f"/{last}" in embed
     scratch = tmp_path / "scratch"
     work = tmp_path / "work"
-    saved = run_step("pytest $NIAH --niah-save=baseline", work)
-    assert saved.returncode == 0, saved.stdout + saved.stderr
+    checkout(committed_baseline, work)
     for task in range(first, last + 1):
         done = run_step(embed, work, SLURM_ARRAY_TASK_ID=str(task), SCRATCH=str(scratch))
         assert done.returncode == 0, done.stdout + done.stderr
