@@ -67,3 +67,20 @@ def test_the_long_haystack_table_is_the_committed_json():
     growth = rows[32768]["rss_mib"] / rows[8192]["rss_mib"] - 1
     assert f"Peak memory grows by {growth:.0%} from 8K to 32K tokens" in page
     assert growth < 0.25  # near-flat: 4x the tokens
+
+
+def test_the_minilm_full_grid_table_is_the_committed_json():
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    report = json.loads((RESULTS / "full-grid-minilm-2cpu.json").read_text(encoding="utf-8"))
+    assert report["model"] == "packaged-minilm" and report["grid"]["lengths"][-1] == 8192
+    bare, cold = report["results"]["a"], report["results"]["b"]
+    ratios = report["ratios"]
+    assert ratios["cold"] <= 1.02 and ratios["cold_tokens_cached"] <= 1.02  # the target
+    for figure in (
+        f"{bare['texts']:,} unique texts ({bare['tokens'] / 1000:.0f}k tokens",
+        f"| {bare['seconds']:.2f} s ({', '.join(f'{s:.2f}' for s in bare['all_seconds'])} s) |",
+        f"**{ratios['cold']:.2f}** ({cold['seconds']:.2f} s: encoding "
+        f"{cold['split']['encode']:.1f} s",
+        f"**{ratios['cold_tokens_cached']:.2f}** ({cold['sentences_cached']['seconds']:.2f} s)",
+    ):
+        assert figure in page, figure
