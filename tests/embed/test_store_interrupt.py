@@ -31,8 +31,12 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 CHILD = textwrap.dedent(
     """
+    import signal
     import sys
 
+    # Ctrl-C as at a terminal, also when the suite was started where SIGINT is ignored
+    # (a background job of a script): Python then leaves it ignored in its children.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, sys.argv[7])
     import numpy as np
     from embed_fakes import FakeEmbedder, fake_vector, make_inputs

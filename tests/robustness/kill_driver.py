@@ -155,6 +155,9 @@ def child(request: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    # Ctrl-C as at a terminal, also when the suite was started where SIGINT is ignored
+    # (a background job of a script): Python then leaves it ignored in its children.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     print("ready", flush=True)
     for line in sys.stdin:
         if not line.strip():
