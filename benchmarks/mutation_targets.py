@@ -44,6 +44,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/results/test_window_change.py",  # the window phrase
     ],
     "results/deltas.py": [
+        "tests/results/test_deltas_rules.py",
         "tests/results/test_compare.py",
         "tests/results/test_compare_verdicts.py",
         "tests/report/test_comparison_not_meaningful.py",
@@ -150,10 +151,14 @@ TARGETS: dict[str, list[str]] = {
         "tests/embed/test_served_shards.py",  # parts of one noisy server, or of a swapped one
     ],
     # the report folder and whole-file writes
-    "report/report_folder.py": ["tests/robustness/test_kill_report_folder.py"],
+    "report/report_folder.py": [
+        "tests/robustness/test_kill_report_folder.py",
+        "tests/report/test_report_folder_rules.py",  # the newest report renamed aside
+    ],
     "files.py": [
         # Not the kill tests (report folder's): with them the baseline took 352 s under load.
         "tests/test_files.py",
+        "tests/test_files_rules.py",  # the inclusive path limit, this process's temps
         # write_exclusive: one of several saves of a name wins
         "tests/results/test_storage_edges.py",
     ],

@@ -39,3 +39,14 @@ def test_probes_that_measured_nothing_match_only_for_the_same_reason():
     assert unmeasured.matches(same)
     assert not unmeasured.matches(other) and not other.matches(unmeasured)
     assert not unmeasured.matches(_of(rows))  # measured against not measured
+
+
+def test_the_tolerance_is_the_noisier_fingerprints_spread():
+    # Found (mutation seed 981343202, server_fingerprint.py:134): two measurements of one
+    # noisy server match within 4x the larger spread, not the smaller one.
+    rows = np.eye(3, 8)
+    moved = rows.copy()
+    moved[:, 7] = 0.01  # every vector moved by 1% of its length
+    quiet, noisy = _of(rows, spread=1e-5), _of(moved, spread=5e-3)
+    assert noisy.matches(quiet) and quiet.matches(noisy)  # 1% <= 4 x 0.5%
+    assert not _of(moved, spread=1e-3).matches(quiet)  # 1% > 4 x 0.1%

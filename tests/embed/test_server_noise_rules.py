@@ -63,3 +63,11 @@ def test_a_model_answering_zero_vectors_is_refused_as_ignoring_the_text(static):
     assert "the broken server returns vectors that do not depend on the input" in str(
         info.value.problem
     )
+
+
+def test_the_signal_is_relative_to_the_vectors_length(static):
+    # Found (mutation seed 981343202, server_noise.py:131): distances are divided by the
+    # vectors' length, so a server answering the same directions 10x longer measures the same.
+    unit = measure_noise(_Answers(static, lambda rows: rows))
+    longer = measure_noise(_Answers(static, lambda rows: 10.0 * rows))
+    assert longer.signal == pytest.approx(unit.signal, rel=1e-6)
