@@ -16,25 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from bench_grid import log_line
+from bench_grid_steps import grid_config
 from gpu_rows import Row
 from gpu_setup import DEFAULT, PADDED
 
 
 def engine_config(args: argparse.Namespace, model: str, spec: str, **changes: Any) -> Any:
-    from pytest_niah.config.niah import NiahConfig
-
+    """bench_grid's grid from the command line, for ``model`` and attention ``spec``."""
     attention = spec.removesuffix(PADDED)
-    values: dict[str, Any] = {
-        "model": model,
-        "corpus": str(args.corpus),
-        "lengths": args.lengths,
-        "positions": args.positions,
-        "groups": args.groups,
-        "device": args.device,
-        "dtype": args.dtype,
-        "model_kwargs": {} if attention == DEFAULT else {"attn_implementation": attention},
-    }
-    return NiahConfig(**{k: v for k, v in (values | changes).items() if v is not None})
+    kwargs = {} if attention == DEFAULT else {"attn_implementation": attention}
+    grid = argparse.Namespace(**{**vars(args), "model": model})
+    return grid_config(grid, model_kwargs=kwargs, **changes)
 
 
 def _prepared(embedder: Any, spec: str) -> Any:
