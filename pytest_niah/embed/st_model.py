@@ -26,6 +26,7 @@ from pytest_niah.embed.st_loading import (
     set_window,
     static_embedding_class,
 )
+from pytest_niah.embed.static_memo import STATIC_MODELS
 from pytest_niah.errors import EmbedderError
 
 
@@ -92,7 +93,8 @@ def _construct(
 ) -> Any:
     path = request.path
     if request.static or (looks_local(path) and is_model2vec_folder(Path(path))):
-        module = static_embedding_class().from_model2vec(path)
+        folder = Path(path) if looks_local(path) else local_folder()
+        module = STATIC_MODELS.load(path, folder, static_embedding_class())
         return loader(modules=[module], device=device)
     kwargs: dict[str, Any] = {"trust_remote_code": request.trust_remote_code}
     if request.model_kwargs:

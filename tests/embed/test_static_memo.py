@@ -1,0 +1,150 @@
+"""A static model folder is read once per process, and every load still gets its own model.
+
+The folder is a small model2vec model written here (a word-level vocabulary of 116 words):
+what the memo keeps and copies is the same for the packaged 276,326-token model, which
+takes seconds to read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_niah.embed.st_loading import static_embedding_class
+from pytest_niah.embed.static_memo import StaticModelMemo, folder_key
+
+TEXTS = ["The lighthouse keeper counted the gulls.", "Tea, sugar and a tin of biscuits."]
+
+
+class CountingClass:
+    """The real static embedding class, counting the folder reads that go through model2vec."""
+
+    def __init__(self) -> None:
+        self.real: Any = static_embedding_class()
+        self.reads = 0
+
+    def from_model2vec(self, source: str) -> Any:
+        self.reads += 1
+        return self.real.from_model2vec(source)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.real(*args, **kwargs)
+
+
+def write_static_model(folder: Path) -> Path:
+    """A model2vec folder: a word-level tokenizer, 8-wide embeddings, a config."""
+    import numpy as np
+    from safetensors.numpy import save_file
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    known = "The the lighthouse keeper counted gulls Tea sugar and a tin of biscuits old sailor"
+    # At least 100 tokens: fewer reads as a tokenizer whose vocabulary files are missing.
+    words = ["[UNK]", *known.split(), *(f"filler{i}" for i in range(100))]
+    folder.mkdir(parents=True)
+    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(folder / "tokenizer.json"))
+    weights = np.random.default_rng(7).standard_normal((len(words), 8)).astype(np.float32)
+    save_file({"embeddings": weights}, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text(json.dumps({"normalize": True}))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def static_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_static_model(tmp_path_factory.mktemp("static") / "model")
+
+
+def vectors(module: Any) -> Any:
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(modules=[module], device="cpu").encode(TEXTS)
+
+
+def test_a_second_load_reads_nothing_and_embeds_the_same(static_folder: Path) -> None:
+    memo, cls = StaticModelMemo(), CountingClass()
+    first = memo.load(str(static_folder), static_folder, cls)
+    second = memo.load(str(static_folder), static_folder, cls)
+    assert cls.reads == 1
+    assert type(second) is type(first)
+    assert second.tokenizer.to_str() == first.tokenizer.to_str()
+    assert (vectors(second) == vectors(first)).all()
+
+
+def test_each_load_owns_its_tokenizer_and_weights(static_folder: Path) -> None:
+    import torch
+
+    memo, cls = StaticModelMemo(), CountingClass()
+    first = memo.load(str(static_folder), static_folder, cls)
+    before, truncation = vectors(first), first.tokenizer.truncation
+    first.tokenizer.enable_truncation(max_length=2)  # what a run's window does
+    with torch.no_grad():
+        first.embedding.weight.mul_(0)  # what no run does, but a shared tensor would show
+    second = memo.load(str(static_folder), static_folder, cls)
+    third = memo.load(str(static_folder), static_folder, cls)
+    assert second.tokenizer.truncation == truncation
+    assert second.embedding.weight.data_ptr() != third.embedding.weight.data_ptr()
+    assert (vectors(second) == before).all()
+
+
+def test_a_folder_rewritten_in_place_is_read_again(static_folder: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    shutil.copytree(static_folder, folder)
+    memo, cls = StaticModelMemo(), CountingClass()
+    memo.load(str(folder), folder, cls)
+    config = folder / "config.json"
+    stat = config.stat()
+    os.utime(config, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    memo.load(str(folder), folder, cls)
+    assert cls.reads == 2
+    memo.load(str(folder), folder, cls)
+    assert cls.reads == 2
+
+
+def test_the_key_names_every_files_size_and_time(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("one")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b").write_text("two!")
+    where, files = folder_key(tmp_path)
+    assert where == str(tmp_path.resolve())
+    assert [(name, size) for name, size, _ in files] == [("a", 3), ("sub/b", 4)]
+    before = folder_key(tmp_path)
+    (tmp_path / "a").write_text("ONE")  # same size: the time tells
+    stat = (tmp_path / "a").stat()
+    os.utime(tmp_path / "a", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000))
+    assert folder_key(tmp_path) != before
+
+
+def test_only_the_last_folders_are_kept_and_an_unknown_folder_is_never(
+    static_folder: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(static_folder, other)
+    memo, cls = StaticModelMemo(kept=1), CountingClass()
+    memo.load(str(static_folder), static_folder, cls)
+    memo.load(str(other), other, cls)  # pushes the first out
+    memo.load(str(static_folder), static_folder, cls)
+    assert cls.reads == 3
+    memo.load(str(static_folder), None, cls)  # no folder to key it by: read again
+    assert cls.reads == 4
+    memo.clear()
+    memo.load(str(static_folder), static_folder, cls)
+    assert cls.reads == 5
+
+
+def test_the_plugin_loads_a_static_folder_through_the_memo(static_folder: Path) -> None:
+    from pytest_niah.embed.static_memo import STATIC_MODELS
+    from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
+
+    STATIC_MODELS.clear()
+    first = SentenceTransformerEmbedder(str(static_folder), device="cpu")
+    second = SentenceTransformerEmbedder(str(static_folder), device="cpu")
+    a = first.model
+    b = second.model
+    assert a is not b and a[0] is not b[0]
+    assert folder_key(static_folder) in STATIC_MODELS.read
