@@ -66,9 +66,7 @@ def test_without_a_step_summary_the_refusal_writes_nothing(niah, monkeypatch):
 def test_another_tokenizer_alone_is_refused_before_embedding_naming_the_tokenizer(niah):
     """The TF-IDF baseline and the static model read the same grid in other tokens."""
     niah.run(*LITERAL, "--niah-json=base.json")
-    result = niah.run(
-        *LITERAL, "--niah-model=packaged-static", "--niah-compare=base.json", subprocess=True
-    )
+    result = niah.run(*LITERAL, "--niah-model=packaged-static", "--niah-compare=base.json")
     cause = niah.stopped(result, "packaged-static")
     assert "measured something else: tokenizer: " in cause
     assert cause.endswith(
@@ -86,7 +84,6 @@ def test_an_allowed_tokenizer_loads_no_model_early_and_compares(niah):
         "--niah-model=packaged-static",
         "--niah-compare=base.json",
         "--niah-compare-allow=tokenizer",
-        subprocess=True,
     )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
     assert "packaged-static versus " in result.stdout.str()
