@@ -155,8 +155,10 @@ def test_a_static_model_lends_its_tokenizer_and_others_get_a_copy(static, minilm
 def test_the_shipped_static_tokenizer_truncates_at_512():
     """...but its tokenizer cuts at 512: the engine must switch that off, not trust ``inf``."""
     from pytest_niah.embed.st_loading import static_embedding_class
+    from pytest_niah.embed.static_memo import STATIC_MODELS
 
-    module = static_embedding_class().from_model2vec(resolve_model_name("packaged-static"))
+    source = resolve_model_name("packaged-static")  # as the engine loads it, before its checks
+    module = STATIC_MODELS.load(source, Path(source), static_embedding_class())
     assert module.tokenizer.truncation["max_length"] == 512
     assert math.isinf(module.max_seq_length)
 
@@ -170,6 +172,7 @@ def saved_static(request, tmp_path_factory) -> SentenceTransformerEmbedder:
     from sentence_transformers import SentenceTransformer
 
     from pytest_niah.embed.st_loading import static_embedding_class
+    from pytest_niah.embed.static_memo import STATIC_MODELS
 
     folder = tmp_path_factory.mktemp("static") / "model"
     source = resolve_model_name("packaged-static")
@@ -177,7 +180,7 @@ def saved_static(request, tmp_path_factory) -> SentenceTransformerEmbedder:
         shutil.copytree(source, folder)
         assert is_model2vec_folder(folder)
     else:
-        module = static_embedding_class().from_model2vec(source)  # truncation at 512 kept
+        module = STATIC_MODELS.load(source, Path(source), static_embedding_class())  # cuts at 512
         SentenceTransformer(modules=[module], device="cpu").save(str(folder))
         saved = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
         assert saved["truncation"]["max_length"] == 512
