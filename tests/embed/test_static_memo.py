@@ -138,8 +138,8 @@ def test_only_the_last_folders_are_kept_and_an_unknown_folder_is_never(
 
 
 def test_the_plugin_loads_a_static_folder_through_the_memo(static_folder: Path) -> None:
-    from pytest_niah.embed.static_memo import STATIC_MODELS
     from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
+    from pytest_niah.embed.static_memo import STATIC_MODELS
 
     STATIC_MODELS.clear()
     first = SentenceTransformerEmbedder(str(static_folder), device="cpu")
