@@ -13,6 +13,7 @@ targets are ratios printed by ``benchmarks/bench_grid.py``, never asserted here.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import subprocess
@@ -63,6 +64,20 @@ def record(benchmark: Any, clock: Clock, **rates: float) -> None:
     benchmark.extra_info["mean_s"] = round(clock.mean, 6)
     for name, amount in rates.items():
         benchmark.extra_info[f"{name}_per_s"] = round(amount / clock.mean, 1)
+
+
+def run_script(name: str, argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys) -> str:
+    """``python benchmarks/NAME.py ARGV`` in this interpreter (torch imported already): stdout.
+
+    The script's folder goes first on ``sys.path`` and ``cwd`` is ``tmp_path``, as when it
+    runs as a script; it must return 0.
+    """
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    module = importlib.import_module(name)
+    done = module.main(argv)
+    out, err = capsys.readouterr()
+    assert done == 0, out + err
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -199,12 +214,17 @@ def test_summarize_large_case_list(benchmark):
 
 
 @pytest.mark.slow
-def test_the_grid_bench_runs_and_prints_its_ratios(tmp_path: Path, shared_corpus_dir: Path):
-    """``benchmarks/bench_grid.py`` on a tiny grid: every step reports a number and a verdict."""
+def test_the_grid_bench_runs_and_prints_its_ratios(
+    tmp_path: Path, shared_corpus_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
+    """``benchmarks/bench_grid.py`` on a tiny grid: every step reports a number and a verdict.
+
+    In-process: (a) and (b) run in the bench's own process anyway, and (c) starts its own
+    pytest subprocesses; a fresh interpreter would only import torch again.
+    """
+    monkeypatch.chdir(tmp_path)
     out = tmp_path / "bench.json"
     command = [
-        sys.executable,
-        str(REPO / "benchmarks" / "bench_grid.py"),
         "--model=packaged-static",
         f"--corpus={shared_corpus_dir}",
         "--lengths=128,512",
@@ -214,19 +234,18 @@ def test_the_grid_bench_runs_and_prints_its_ratios(tmp_path: Path, shared_corpus
         "--repeat=2",
         f"--json={out}",
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+    stdout = run_script("bench_grid", command, monkeypatch, capsys)
     report = json.loads(out.read_text(encoding="utf-8"))
     ratios = report["ratios"]
     assert set(ratios) == {"cold", "cold_tokens_cached", "warm"}, ratios
     assert min(ratios.values()) > 0, ratios
-    assert "(b) cold run / (a) bare encode" in done.stdout and "(c) warm pytest" in done.stdout
+    assert "(b) cold run / (a) bare encode" in stdout and "(c) warm pytest" in stdout
     assert report["machine"]["python"] and report["grid"]["model"] == "packaged-static"
     cached = report["results"]["b"]["sentences_cached"]
     for step in (report["results"]["a"], report["results"]["b"], cached):
         times = step["all_seconds"]  # each timed twice, the fastest counted
         assert len(times) == 2 and step["seconds"] == min(times)
-    assert "sentence cache warm" in done.stdout and "split (fastest run): build" in done.stdout
+    assert "sentence cache warm" in stdout and "split (fastest run): build" in stdout
     warm = report["results"]["c"]
     assert warm["warm_rc"] == warm["cold_rc"] == 0, warm
     assert warm["outcomes"] == warm["trivial_outcomes"], warm
@@ -254,19 +273,20 @@ def test_the_long_bench_reports_memory_and_time_per_length(tmp_path: Path, share
 
 
 @pytest.mark.slow
-def test_the_readme_speed_figure_is_drawn_from_three_real_runs(tmp_path: Path):
-    """``benchmarks/readme_speed_figure.py``: the report's speed figure, a PNG, and its rates."""
+def test_the_readme_speed_figure_is_drawn_from_three_real_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
+    """``benchmarks/readme_speed_figure.py``: the report's speed figure, a PNG, and its rates.
+
+    In-process: the three runs are in-process in the script too.
+    """
+    monkeypatch.chdir(tmp_path)
     out = tmp_path / "speed.png"
-    command = [
-        sys.executable,
-        str(REPO / "benchmarks" / "readme_speed_figure.py"),
-        "--lengths=128,256",
-        f"--out={out}",
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+    stdout = run_script(
+        "readme_speed_figure", ["--lengths=128,256", f"--out={out}"], monkeypatch, capsys
+    )
     assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
-    lines = [line for line in done.stdout.splitlines() if "tokens/s:" in line]
+    lines = [line for line in stdout.splitlines() if "tokens/s:" in line]
     assert [line.split(" (")[0] for line in lines] == ["baseline", "minilm", "static"]
     for line in lines:
         assert re.search(r"128: [\d,]+, 256: [\d,]+$", line), line

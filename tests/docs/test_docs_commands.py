@@ -11,6 +11,8 @@ so a new one is seen in review.
 from __future__ import annotations
 
 import re
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,32 +43,55 @@ def test_the_pages_run_some_commands_and_skip_few():
         assert any(need in block.detail for need in needs), block.where
 
 
+Ran = list[tuple[Block, subprocess.CompletedProcess[str]]]
+
+
+@pytest.fixture(scope="module")
+def page_runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Ran]:
+    """Each page's runnable blocks run once per module, in one fresh reader's folder.
+
+    The README excerpt test reads what the README page's run printed instead of running
+    its command again (the same command, folder set-up and cache).
+    """
+    # Shared by the pages (as each test's tmp_path.parent.parent was before).
+    cache = tmp_path_factory.getbasetemp().parent / "docs-commands-cache"
+    ran: dict[Path, Ran] = {}
+
+    def run(page: Path) -> Ran:
+        if page not in ran:
+            folder = tmp_path_factory.mktemp("reader")
+            (folder / "pytest.ini").write_text(SMALL_GRID)
+            outputs: Ran = []
+            for block in runnable(page):
+                done = run_shell(block.code, folder, strict=True, NIAH_CACHE_DIR=str(cache))
+                outputs.append((block, done))
+                if done.returncode != block.expected_exit:
+                    break  # a later block may need what this one should have written
+            ran[page] = outputs
+        return ran[page]
+
+    return run
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_page_commands_run_as_written(page: Path, tmp_path: Path):
-    folder = tmp_path / "reader"
-    folder.mkdir()
-    (folder / "pytest.ini").write_text(SMALL_GRID)
-    cache = tmp_path.parent.parent / "docs-commands-cache"  # shared by the pages of one run
-    for block in runnable(page):
-        done = run_shell(block.code, folder, strict=True, NIAH_CACHE_DIR=str(cache))
+def test_the_page_commands_run_as_written(page: Path, page_runs: Callable[[Path], Ran]):
+    outputs = page_runs(page)
+    for block, done in outputs:
         assert done.returncode == block.expected_exit, (
             f"{block.where} exited {done.returncode}:\n{block.code}\n{done.stdout}\n{done.stderr}"
         )
+    assert [block for block, _ in outputs] == runnable(page)
 
 
 @pytest.mark.slow
-def test_the_readme_excerpt_is_what_its_command_prints_today(tmp_path: Path):
+def test_the_readme_excerpt_is_what_its_command_prints_today(page_runs: Callable[[Path], Ran]):
     # The numbers depend on the grid; the wording of the title, the columns and the notes
     # must be today's (a stale excerpt once titled a 254-token model "effective length 512").
     reading = section(README, "## Reading the output")
     (command,) = [b for b in blocks(README, "bash") if f"```bash\n{b.code}```" in reading]
     (excerpt,) = [b for b in blocks(README, "text") if f"```text\n{b.code}```" in reading]
-    folder = tmp_path / "reader"
-    folder.mkdir()
-    (folder / "pytest.ini").write_text(SMALL_GRID)
-    cache = tmp_path.parent.parent / "docs-commands-cache"
-    done = run_shell(command.code, folder, strict=True, NIAH_CACHE_DIR=str(cache))
+    (done,) = [done for block, done in page_runs(README) if block.code == command.code]
     assert done.returncode == 0, done.stdout + done.stderr
     title, header, *rest = excerpt.code.splitlines()[1:]
     assert title.split(", effective length")[0] + ", effective length" in done.stdout
