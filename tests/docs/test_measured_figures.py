@@ -84,3 +84,12 @@ def test_the_minilm_full_grid_table_is_the_committed_json():
         f"**{ratios['cold_tokens_cached']:.2f}** ({cold['sentences_cached']['seconds']:.2f} s)",
     ):
         assert figure in page, figure
+
+
+def test_the_static_load_figures_are_the_committed_json():
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    report = json.loads((RESULTS / "static-load-2cpu.json").read_text(encoding="utf-8"))
+    assert report["model"] == "packaged-static" and report["machine"]["cpus"] == 2
+    shown = f"{report['again']:.2f} s instead of {report['read']:.2f} s"
+    assert shown in page, shown
+    assert f"fastest of {report['repeat']})" in page
