@@ -1,35 +1,36 @@
-"""benchmarks/bench_static_load.py: the figure behind "a static model folder is read once"."""
+"""benchmarks/bench_static_load.py: the figure behind "a static model folder is read once".
+
+The script runs in this interpreter (torch imported already), its folder first on
+``sys.path``, as when it runs as a script.
+"""
 
 from __future__ import annotations
 
+import importlib
 import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_static_load.py"
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-def test_the_bench_times_a_read_and_a_load_from_the_memo(tmp_path: Path):
+def bench(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module("bench_static_load")
+
+
+def test_the_bench_times_a_read_and_a_load_from_the_memo(tmp_path, monkeypatch, capsys):
     out = tmp_path / "load.json"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--repeat=1", f"--json={out}"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
+    assert bench(monkeypatch).main(["--repeat=1", f"--json={out}"]) == 0
     row = json.loads(out.read_text(encoding="utf-8"))
     assert row["read"] > 0 and row["again"] > 0
     assert row["ratio"] == row["again"] / row["read"]
-    assert "packaged-static: read " in done.stdout and "ratio again/read: " in done.stdout
+    shown = capsys.readouterr().out
+    assert "packaged-static: read " in shown and "ratio again/read: " in shown
 
 
-def test_a_model_that_is_not_a_static_folder_is_refused(tmp_path: Path):
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--model=packaged-minilm"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 2 and "--model=packaged-minilm: not a model2vec folder" in done.stderr
+def test_a_model_that_is_not_a_static_folder_is_refused(monkeypatch, capsys):
+    assert bench(monkeypatch).main(["--model=packaged-minilm"]) == 2
+    assert "--model=packaged-minilm: not a model2vec folder" in capsys.readouterr().err
