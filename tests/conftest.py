@@ -37,11 +37,16 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # imported. C extensions (torch, numpy's submodules, scipy) must never be imported twice in one
 # process: they crash or refuse on re-import. So pytester is told to keep the installed
 # libraries an inner run imported. Nothing heavy is imported here up front: a test that needs
-# torch imports it.
+# torch imports it. pytest-niah's own modules are kept too, as in one long-lived process: the
+# suite's test modules import most of them at collection anyway, and importing the rest again
+# after every inner run cost each run a fresh assertion rewrite of about a hundred modules
+# (nothing is cached where PYTHONDONTWRITEBYTECODE is set).
 _INSTALLED = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
 
 
-def _installed(name: str) -> bool:
+def _kept(name: str) -> bool:
+    if name == "pytest_niah" or name.startswith("pytest_niah."):
+        return True
     where = getattr(sys.modules.get(name), "__file__", None) or ""
     return where.startswith(_INSTALLED)
 
@@ -103,7 +108,7 @@ def _pytester_keeps_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
     from _pytest.pytester import Pytester, SysModulesSnapshot
 
     def snapshot(self: Pytester) -> SysModulesSnapshot:
-        return SysModulesSnapshot(preserve=_installed)
+        return SysModulesSnapshot(preserve=_kept)
 
     monkeypatch.setattr(Pytester, "_Pytester__take_sys_modules_snapshot", snapshot)
 
