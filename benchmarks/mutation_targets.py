@@ -163,7 +163,10 @@ TARGETS: dict[str, list[str]] = {
         "tests/results/test_storage_edges.py",
     ],
     # the window probe
-    "embed/window_probe.py": ["tests/embed/test_window_probe.py"],
+    "embed/window_probe.py": [
+        "tests/embed/test_window_probe_rules.py",  # the shortest probe, ...
+        "tests/embed/test_window_probe.py",
+    ],
     # a served model: its noise (refused above a quarter of the signal) and fingerprint.
     # Node ids: the file's other tests run whole grids (7 minutes under load, not 1).
     "embed/server_noise.py": [
@@ -177,4 +180,17 @@ TARGETS: dict[str, list[str]] = {
     ],
     # identity: what makes two models the same
     "embed/identity.py": ["tests/embed/test_identity.py", "tests/embed/test_identity_edges.py"],
+}
+
+# Reviewed equivalents: mutants no input can tell from the code, never drawn. Keyed by
+# (module, the line's source stripped, the mutant's description), so an edit elsewhere keeps
+# the key and an edit of the line itself drops it (tests/test_mutate.py checks that each
+# key still names exactly one mutant). Only for a demonstrated equivalent, with the reason:
+# never for a mutant a test could kill.
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("embed/window_probe.py", "batch_size: int = 8,", "8 -> 9"): (
+        "the probe submits at most 4 texts before each finish() (the two ends, then one pair "
+        "per bisection step), so a batch of 8 or of 9 texts holds the same texts: one batch "
+        "either way; the run's own caller passes its batch size"
+    ),
 }

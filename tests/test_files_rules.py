@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
-from pytest_niah.files import output_problem, remove_stale_temps, temp_prefix
+import pytest
+
+from pytest_niah.files import (
+    ReadRefused,
+    gunzip_bounded,
+    output_problem,
+    read_bounded,
+    remove_stale_temps,
+    temp_prefix,
+    write_atomic,
+)
 
 PATH_MAX = 4096  # Linux's, as files.py checks it
 
@@ -34,3 +45,49 @@ def test_this_processs_own_leftover_temp_is_removed(tmp_path: Path):
     own.write_bytes(b"half")
     remove_stale_temps(target)
     assert not own.exists()
+
+
+def test_where_proc_shows_no_umask_a_write_leaves_the_processs_umask_as_it_was(
+    tmp_path: Path, monkeypatch
+):
+    # Found (mutation, files.py:170 the umask's restore deleted): off Linux the umask is read
+    # by setting it, and must be set back, or every later file of the process gets 0o022's.
+    real_read = Path.read_text
+
+    def no_proc(self: Path, *args, **kwargs) -> str:
+        if str(self) == "/proc/self/status":
+            raise OSError("no /proc here")
+        return real_read(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", no_proc)
+    before = os.umask(0o077)
+    try:
+        written = write_atomic(tmp_path / "report.md", "x")
+        after = os.umask(before)
+    finally:
+        os.umask(before)
+    assert after == 0o077
+    assert written.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_file_of_exactly_the_limit_is_read_one_byte_more_is_not(tmp_path: Path):
+    # Found (mutation, files.py:62 `len(data) > limit` -> `>=`): the limit is inclusive,
+    # for a file and for what a gzip file holds.
+    exact, over = tmp_path / "exact", tmp_path / "over"
+    exact.write_bytes(b"x" * 64)
+    over.write_bytes(b"x" * 65)
+    assert read_bounded(exact, 64, "run file") == b"x" * 64
+    with pytest.raises(ReadRefused):
+        read_bounded(over, 64, "run file")
+    assert gunzip_bounded(gzip.compress(b"y" * 64), 64, "run file") == b"y" * 64
+    with pytest.raises(ReadRefused):
+        gunzip_bounded(gzip.compress(b"y" * 65), 64, "run file")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="Linux's /proc")
+def test_a_file_longer_than_its_stated_size_is_still_cut_at_the_limit():
+    # A file may hold more than its size said (it grew since, or /proc's size-0 files): the
+    # bytes read are counted too, not only the size.
+    assert os.stat("/proc/self/status").st_size == 0
+    with pytest.raises(ReadRefused, match="larger than"):
+        read_bounded("/proc/self/status", 16, "run file")
