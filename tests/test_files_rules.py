@@ -14,6 +14,7 @@ from pytest_niah.files import (
     output_problem,
     read_bounded,
     remove_stale_temps,
+    remove_temp,
     temp_prefix,
     write_atomic,
 )
@@ -91,3 +92,34 @@ def test_a_file_longer_than_its_stated_size_is_still_cut_at_the_limit():
     assert os.stat("/proc/self/status").st_size == 0
     with pytest.raises(ReadRefused, match="larger than"):
         read_bounded("/proc/self/status", 16, "run file")
+
+
+def test_a_left_staging_folder_is_removed_and_a_link_to_a_folder_only_unlinked(tmp_path: Path):
+    # Found (mutation, files.py:236 `not entry.is_symlink()` -> `entry.is_symlink()`): a
+    # report staged in a folder is removed whole; a link named like one goes, never what it
+    # points to.
+    staged = tmp_path / "staged"
+    (staged / "sub").mkdir(parents=True)
+    (staged / "sub" / "index.html").write_text("x")
+    remove_temp(staged)
+    assert not staged.exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "run.json").write_text("{}")
+    link = tmp_path / "link"
+    link.symlink_to(kept, target_is_directory=True)
+    remove_temp(link)
+    assert not link.exists() and not link.is_symlink()
+    assert (kept / "run.json").read_text() == "{}"
+
+
+SYS_FILE = Path("/sys/kernel/uevent_seqnum")  # sysfs: a stated size of 4096, a few bytes held
+
+
+@pytest.mark.skipif(not SYS_FILE.is_file(), reason="Linux's sysfs")
+def test_a_file_whose_stated_size_is_over_the_limit_is_refused_before_it_is_read():
+    # Found (mutation, files.py:60 the size check's raise deleted): the file's size refuses
+    # it before a byte is read (a huge file is never read in), whatever reading would give.
+    assert SYS_FILE.stat().st_size > 64 >= len(SYS_FILE.read_bytes())
+    with pytest.raises(ReadRefused, match="larger than"):
+        read_bounded(SYS_FILE, 64, "run file")
