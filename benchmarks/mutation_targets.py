@@ -182,15 +182,50 @@ TARGETS: dict[str, list[str]] = {
     "embed/identity.py": ["tests/embed/test_identity.py", "tests/embed/test_identity_edges.py"],
 }
 
-# Reviewed equivalents: mutants no input can tell from the code, never drawn. Keyed by
+# Reviewed equivalents and unreachable mutants, never drawn: no test can kill them. Keyed by
 # (module, the line's source stripped, the mutant's description), so an edit elsewhere keeps
-# the key and an edit of the line itself drops it (tests/test_mutate.py checks that each
-# key still names exactly one mutant). Only for a demonstrated equivalent, with the reason:
+# the key and an edit of the line itself drops it (tests/test_mutate.py checks that each key
+# still names a mutant). A key covers every line of the module with that source: its reason
+# must hold for each. Only for a demonstrated equivalent, with why no input tells it apart:
 # never for a mutant a test could kill.
+_DURABLE = (
+    "durability only: the bytes reach the file either way (close() flushes), and only a "
+    "power cut or a kernel crash right after the write could show a difference"
+)
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("embed/window_probe.py", "batch_size: int = 8,", "8 -> 9"): (
         "the probe submits at most 4 texts before each finish() (the two ends, then one pair "
         "per bisection step), so a batch of 8 or of 9 texts holds the same texts: one batch "
         "either way; the run's own caller passes its batch size"
+    ),
+    (
+        "files.py",
+        'descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))',
+        "0 -> 1",
+    ): "unreachable on POSIX: the default is read only where os has no O_NONBLOCK (Windows)",
+    ("files.py", "data = handle.read(limit + 1)  # it may have grown since", "1 -> 2"): (
+        "reading limit + 2 bytes instead of limit + 1: a file of more than limit bytes is "
+        "refused by len(data) > limit either way, one of at most limit bytes is read whole"
+    ),
+    ("files.py", "out = stream.read(limit + 1)", "1 -> 2"): (
+        "as for read_bounded: any content past limit is refused either way, the rest is whole"
+    ),
+    ("files.py", "out.flush()", "delete call"): _DURABLE,
+    ("files.py", "os.fsync(out.fileno())", "delete call"): _DURABLE,
+    ("files.py", "fsync_folder(real.parent)", "delete call"): _DURABLE + " (the rename)",
+    ("files.py", "os.fsync(descriptor)", "delete call"): _DURABLE + " (the rename)",
+    ("files.py", 'if line.startswith("Umask:"):', "delete if"): (
+        "without the check the first line of /proc/self/status (Name:) fails int(), which "
+        "falls back to reading the umask by setting and restoring it: the same value"
+    ),
+    ("files.py", "return int(line.split()[1], 8)", "1 -> 2"): (
+        "split()[2] of the Umask: line raises IndexError, which falls back to reading the "
+        "umask by setting and restoring it: the same value"
+    ),
+    ("files.py", "umask = os.umask(0o022)  # elsewhere: set and restore at once", "18 -> 19"): (
+        "the value set is put back on the next line and the old one returned either way"
+    ),
+    ("files.py", 'pid_text = entry.name[len(prefix) :].split("-", 1)[0]', "1 -> 2"): (
+        "split's maxsplit never changes the first field"
     ),
 }
