@@ -225,6 +225,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("files.py", "umask = os.umask(0o022)  # elsewhere: set and restore at once", "18 -> 19"): (
         "the value set is put back on the next line and the old one returned either way"
     ),
+    ("embed/server_noise.py", "return float(a @ b) / scale if scale > 0 else 1.0", "1.0 -> 2.0"): (
+        "the cosine of a zero vector is only compared with -0.5 (a flip): 1.0 and 2.0 both "
+        "say no flip"
+    ),
     ("files.py", 'pid_text = entry.name[len(prefix) :].split("-", 1)[0]', "1 -> 2"): (
         "split's maxsplit never changes the first field"
     ),
