@@ -229,6 +229,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the cosine of a zero vector is only compared with -0.5 (a flip): 1.0 and 2.0 both "
         "say no flip"
     ),
+    (
+        "embed/server_fingerprint.py",
+        "moved = np.linalg.norm(a - b, axis=1) / np.where(scale > 0, scale, 1.0)",
+        "1.0 -> 2.0",
+    ): "the stand-in divisor is used only where both rows are zero, and their 0 apart stays 0",
     ("files.py", 'pid_text = entry.name[len(prefix) :].split("-", 1)[0]', "1 -> 2"): (
         "split's maxsplit never changes the first field"
     ),
