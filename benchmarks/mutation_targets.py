@@ -234,6 +234,24 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "moved = np.linalg.norm(a - b, axis=1) / np.where(scale > 0, scale, 1.0)",
         "1.0 -> 2.0",
     ): "the stand-in divisor is used only where both rows are zero, and their 0 apart stays 0",
+    ("measure/scoring.py", "return [{} for _ in q_keys]", "return None"): (
+        "unreachable: every question of a run belongs to a needle group whose needles are "
+        "planned with it (an empty needle set is refused by the schema), so a plan with "
+        "questions always has needles (reviewed in mutation-fresh-981343202.md)"
+    ),
+    (
+        "measure/scoring.py",
+        'float(self.alone[g].get(haystack.needle or "", math.nan)),',
+        "drop clause 2 of Or",
+    ): (
+        "unreachable: case_scores is asked only of needle haystacks, which assembly.py always "
+        "builds with their needle text; and were it None, .get(None) and .get('') both give "
+        "NaN (no needle text is empty)"
+    ),
+    ("measure/scoring.py", "position=h.position or 0,", "drop clause 2 of Or"): (
+        "unreachable: _case is built only for needle haystacks, which assembly.py always "
+        "builds with their int position (0 or 0 is 0 too)"
+    ),
     ("files.py", 'pid_text = entry.name[len(prefix) :].split("-", 1)[0]', "1 -> 2"): (
         "split's maxsplit never changes the first field"
     ),
