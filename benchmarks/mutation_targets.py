@@ -252,6 +252,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "unreachable: _case is built only for needle haystacks, which assembly.py always "
         "builds with their int position (0 or 0 is 0 too)"
     ),
+    ("report/report_folder.py", "_AT_FDCWD = -100", "100 -> 101"): (
+        "renameat2 ignores the folder descriptor of an absolute path, and both paths it is "
+        "given are absolute (_real makes the target absolute, the staging folder is beside it)"
+    ),
     ("files.py", 'pid_text = entry.name[len(prefix) :].split("-", 1)[0]', "1 -> 2"): (
         "split's maxsplit never changes the first field"
     ),

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import stat
+import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_niah.files import temp_prefix
-from pytest_niah.report.report_folder import OLD_MARK, replaced_folder
+from pytest_niah.errors import OutputError
+from pytest_niah.files import TMP_MARK, temp_prefix
+from pytest_niah.report.report_folder import OLD_MARK, replaced_folder, report_folder_problem
 
 
 def test_a_missing_report_comes_back_as_the_newest_one_renamed_aside(tmp_path: Path):
@@ -24,3 +27,74 @@ def test_a_missing_report_comes_back_as_the_newest_one_renamed_aside(tmp_path: P
     with pytest.raises(RuntimeError), replaced_folder(target):
         raise RuntimeError("the new report failed: the previous one stays")
     assert (target / "summary.md").read_text(encoding="utf-8") == "newer"
+
+
+def _refused(folder: Path) -> str:
+    with pytest.raises(OutputError) as caught, replaced_folder(folder):
+        pass
+    return caught.value.problem
+
+
+def test_a_refusal_names_three_foreign_entries_and_counts_the_rest(tmp_path: Path):
+    # Found (mutation, report_folder.py:46 _SHOWN and :106 the count): the message names at
+    # most three entries, then says how many more.
+    folder = tmp_path / "out"
+    folder.mkdir()
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (folder / name).write_text("mine")
+    assert "(a.txt, b.txt, c.txt); the report" in _refused(folder)
+    for name in ("d.txt", "e.txt"):
+        (folder / name).write_text("mine")
+    assert "(a.txt, b.txt, c.txt and 2 more); the report" in _refused(folder)
+    assert report_folder_problem(folder).startswith("holds files that are not")
+
+
+def test_the_root_folder_is_never_replaced():
+    # Found (mutation, report_folder.py:91): "/" has no name; a report cannot take its place.
+    assert report_folder_problem("/") == "is the root folder, which a report cannot replace"
+
+
+def test_the_new_report_folder_keeps_the_replaced_ones_mode_or_gets_a_plain_mkdirs(
+    tmp_path: Path,
+):
+    # Found (mutation, report_folder.py:190-207): a report replacing a folder of mode 0o750
+    # keeps 0o750; a new one gets what a plain mkdir gives (0o777 less the umask).
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    kept.chmod(0o750)
+    with replaced_folder(kept) as staging:
+        (staging / "summary.md").write_text("new")
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o750
+    before = os.umask(0o027)
+    try:
+        with replaced_folder(tmp_path / "new") as staging:
+            (staging / "summary.md").write_text("new")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o750  # 0o777 & ~0o027
+
+
+def test_where_the_new_folder_cannot_be_renamed_in_the_previous_report_is_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Found (mutation, report_folder.py:222-224): without the exchange (not Linux), the old
+    # folder is renamed aside first; if the new one then cannot take its name, the old one
+    # goes back, and the error says the previous report was kept.
+    monkeypatch.setattr(sys, "platform", "darwin")
+    target = tmp_path / "out"
+    with replaced_folder(target) as staging:
+        (staging / "summary.md").write_text("previous")
+    rename = os.rename
+
+    def refuse_the_new_one(src, dst) -> None:
+        if Path(dst) == target and TMP_MARK in Path(src).name and OLD_MARK not in str(src):
+            raise PermissionError(13, "Permission denied")
+        rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", refuse_the_new_one)
+    with pytest.raises(OutputError) as caught, replaced_folder(target) as staging:
+        (staging / "summary.md").write_text("new")
+    monkeypatch.setattr(os, "rename", rename)
+    assert "the previous report was kept" in caught.value.hint
+    assert (target / "summary.md").read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # nothing left beside it
