@@ -269,6 +269,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "timing only, as for the factor: the result is discarded and a division by 1.01 is "
         "the same elementwise pass"
     ),
+    ("report/report_folder.py", "return False", "return None"): (
+        "each of its four (_is_current_folder's and _exchange's) is read only by an if "
+        "(`if _is_current_folder(real)`, `if _exchange(staging, real)`), where None is false "
+        "as well"
+    ),
     ("files.py", 'pid_text = entry.name[len(prefix) :].split("-", 1)[0]', "1 -> 2"): (
         "split's maxsplit never changes the first field"
     ),
