@@ -274,6 +274,19 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "(`if _is_current_folder(real)`, `if _exchange(staging, real)`), where None is false "
         "as well"
     ),
+    **{
+        ("report/report_folder.py", line, "drop clause 2 of Or"): (
+            "`exc.strerror or exc` where exc always comes from the OS (os.mkdir, os.rename, "
+            "iterdir, or _exchange's OSError(code, strerror)): strerror is never empty there"
+        )
+        for line in (
+            'return f"cannot be read ({exc.strerror or exc})", '
+            'f"choose a folder you can read {_WHERE}"',
+            'f"cannot create the report folder {target}: {exc.strerror or exc}",',
+            'f"cannot replace the report folder {target}: {exc.strerror or exc}",',
+            'f"{real.parent} ({exc.strerror or exc})",',
+        )
+    },
     ("files.py", 'pid_text = entry.name[len(prefix) :].split("-", 1)[0]', "1 -> 2"): (
         "split's maxsplit never changes the first field"
     ),

@@ -99,3 +99,17 @@ def test_the_registry_is_kept_in_a_new_cache_folder_and_read_back(tmp_path):
     for damaged in ("{not json", '{"a": 1}'):
         registry.write_text(damaged)
         assert answers_key(again, "endpoint", folder) == again.key
+
+
+def test_each_mismatch_answers_false_not_a_falsy_stand_in():
+    # Found (mutation, server_fingerprint.py:124, :128, :131 `return False` -> `return None`):
+    # matches() is a bool for every reason two fingerprints differ.
+    rows = _of(np.eye(3, 8)).vectors
+    measured = ServerFingerprint(200, 512, "reads only the first 200", 0.0, rows)
+    other_reason = ServerFingerprint(None, 0, "not deterministic", 0.0, rows)
+    other_cut = ServerFingerprint(100, 512, "reads only the first 100", 0.0, rows)
+    other_shape = ServerFingerprint(200, 512, "reads only the first 200", 0.0, rows[:2])
+    unmeasured = ServerFingerprint(None, 0, "too few words", 0.0, rows)
+    assert unmeasured.matches(other_reason) is False  # the reason differs
+    assert measured.matches(other_cut) is False  # the reading differs
+    assert measured.matches(other_shape) is False  # the vectors differ in shape

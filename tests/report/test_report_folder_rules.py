@@ -95,6 +95,23 @@ def test_where_the_new_folder_cannot_be_renamed_in_the_previous_report_is_put_ba
     with pytest.raises(OutputError) as caught, replaced_folder(target) as staging:
         (staging / "summary.md").write_text("new")
     monkeypatch.setattr(os, "rename", rename)
+    assert caught.value.problem == f"cannot replace the report folder {target}: Permission denied"
     assert "the previous report was kept" in caught.value.hint
     assert (target / "summary.md").read_text() == "previous"
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # nothing left beside it
+
+
+def test_a_folder_name_too_long_to_stage_beside_is_refused_naming_the_system_error(
+    tmp_path: Path,
+):
+    # Found (mutation, report_folder.py:202 `exc.strerror or exc` -> `and`): the hidden
+    # staging folder's name is the target's plus a mark, a pid and a random part; a target
+    # name of 240 bytes leaves it past the 255-byte limit of a name.
+    target = tmp_path / ("r" * 240)
+    with pytest.raises(OutputError) as caught, replaced_folder(target):
+        pass
+    assert caught.value.problem == (
+        f"cannot write the report folder {target}: cannot create a folder in {tmp_path} "
+        "(File name too long)"
+    )
+    assert list(tmp_path.iterdir()) == []
