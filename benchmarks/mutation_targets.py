@@ -234,6 +234,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "moved = np.linalg.norm(a - b, axis=1) / np.where(scale > 0, scale, 1.0)",
         "1.0 -> 2.0",
     ): "the stand-in divisor is used only where both rows are zero, and their 0 apart stays 0",
+    ("measure/scoring.py", "if not texts:", "delete if"): (
+        "unreachable: a plan with questions always has needles (see the next entry); and "
+        "without the shortcut, no needle scores to the same empty dicts"
+    ),
     ("measure/scoring.py", "return [{} for _ in q_keys]", "return None"): (
         "unreachable: every question of a run belongs to a needle group whose needles are "
         "planned with it (an empty needle set is refused by the schema), so a plan with "
