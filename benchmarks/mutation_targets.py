@@ -252,9 +252,24 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "builds with their needle text; and were it None, .get(None) and .get('') both give "
         "NaN (no needle text is empty)"
     ),
-    ("measure/scoring.py", "position=h.position or 0,", "drop clause 2 of Or"): (
-        "unreachable: _case is built only for needle haystacks, which assembly.py always "
-        "builds with their int position (0 or 0 is 0 too)"
+    **{
+        ("measure/scoring.py", line, "drop clause 2 of Or"): (
+            "unreachable: these read needle haystacks only, which assembly.py always builds "
+            "with their order (a str) and position (an int) from the block's (kind, order, "
+            "position) key; the `or` stand-ins are for controls, which never get here"
+        )
+        for line in (
+            "position=h.position or 0,",
+            'orders.index(p.haystack.order or ""),',
+            "p.haystack.position or 0,",
+            'group.id, arm, h.order or "", h.length, h.duplicate_position, scoring, h.seed',
+            'id=case_id(group.id, arm, h.order or "", h.length, h.position or 0, scoring, h.seed),',
+            'order=h.order or "",',
+        )
+    },
+    ("measure/scoring.py", "@dataclass(frozen=True)", "True -> False"): (
+        "_SliceScores is private, built once per slice by its own classmethod and only read: "
+        "no code assigns to it, so frozen or not, nothing can tell"
     ),
     ("report/report_folder.py", "_AT_FDCWD = -100", "100 -> 101"): (
         "renameat2 ignores the folder descriptor of an absolute path, and both paths it is "
