@@ -199,6 +199,27 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "either way; the run's own caller passes its batch size"
     ),
     (
+        "embed/window_probe.py",
+        "if window is None and declared is not None and probed == declared:",
+        "drop clause 2 of And",
+    ): "probed is an int: probed == declared is already false when declared is None",
+    ("embed/window_probe.py", "return (words * (length // len(words) + 1))[:length]", "1 -> 2"): (
+        "one more copy of the words before the cut: the +1 copies already hold at least "
+        "length words, so the first length are the same"
+    ),
+    (
+        "embed/window_probe.py",
+        "single.update((w, n == 2) for w, n in zip(fresh, counts, strict=True))",
+        "True -> False",
+    ): (
+        "token_counts returns one count per text it is given, so strict zip never finds a "
+        "length mismatch to refuse"
+    ),
+    ("embed/window_probe.py", "if len(words) >= wanted:", "GtE -> Gt"): (
+        "with exactly `wanted` words the mutant scans on; the next chunk's words are cut off "
+        "by words[:wanted], and with no chunk left `return words` holds the same `wanted`"
+    ),
+    (
         "files.py",
         'descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))',
         "0 -> 1",

@@ -6,21 +6,27 @@ Beside tests/embed/test_window_probe.py, whose ``Reader`` (a model that reads th
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from test_window_probe import Reader
 
+from pytest_niah.embed.runner import EmbeddingStats
 from pytest_niah.embed.window_probe import (
     MOVED,
     NOISE_MARGIN,
     NOT_DETERMINISTIC,
     NOT_MEASURED,
     ProbeTexts,
+    WindowMeasurement,
     falls_short,
     measure_window,
+    one_token_words,
     slack,
 )
 from pytest_niah.haystacks.tokens import WordEncoding, WordTokenizer
+from pytest_niah.inputs.books import Book, Corpus
 
 
 def test_three_tokens_are_enough_to_probe(shared_corpus):
@@ -179,3 +185,60 @@ def test_a_last_token_that_moves_the_vector_by_exactly_the_tolerance_is_not_read
     measured = measure_window(model, shared_corpus, 64, None)
     assert measured.window == 2
     assert measured.note == "reads only the first 2 tokens, though it declares no limit"
+
+
+def test_a_measurement_is_a_value_its_stats_and_dim_aside():
+    # Found (mutation, window_probe.py:68, :87-88, :212): a measurement and the probe's texts
+    # cannot change once made; two measurements of the same finding are equal whatever the
+    # probe embedded or read from the cache.
+    one = WindowMeasurement(512, 300, 512, "note", EmbeddingStats(embedded=4), 24)
+    two = WindowMeasurement(512, 300, 512, "note", EmbeddingStats(read=4), None)
+    assert one == two
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.window = 1  # type: ignore[misc]
+    texts = ProbeTexts.of(WordTokenizer(), Corpus("two", (Book("b", "alpha beta", "x", "0"),)), 4)
+    assert texts is not None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        texts.prefix = ()  # type: ignore[misc]
+
+
+def test_what_could_not_be_measured_probed_nothing(shared_corpus):
+    # Found (mutation, window_probe.py:143 probed 0 -> 1): a probe that stopped (here: the
+    # embedding never moves) reports 0 tokens probed, as every other "not measured" does.
+    constant = measure_window(Reader(constant=True, declared=256), shared_corpus, 512, None)
+    assert constant.note.startswith(NOT_MEASURED) and constant.probed == 0
+
+
+class _Scaled(Reader):
+    """The Reader's vectors scaled to length ``size`` (0: zero vectors)."""
+
+    def __init__(self, cut: int | None, declared: int | None, size: float) -> None:
+        super().__init__(cut, declared)
+        self.size = size
+
+    def encode(self, inputs):
+        rows = super().encode(inputs).astype(np.float64)
+        return (self.size * rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_moves_are_relative_to_the_vectors_length_whatever_it_is(shared_corpus):
+    # Found (mutation, window_probe.py:208 `scale > 0` -> `> 1`, `else 0.0` -> `1.0`): short
+    # vectors move as long ones do; zero vectors never move (not measured, no division by 0).
+    for size in (0.5, 1e3):
+        assert measure_window(_Scaled(200, 510, size), shared_corpus, 1024, None).window == 200
+    zero = measure_window(_Scaled(200, 510, 0.0), shared_corpus, 1024, None)
+    assert zero.note == (
+        f"{NOT_MEASURED}: changing every token after the first did not move the embedding"
+    )
+
+
+def test_the_probe_reads_the_corpus_words_in_order_from_its_first_letter():
+    # Found (mutation, window_probe.py:241 `3 * length` -> `/`, :284-285 the scan's start):
+    # the prefix is the corpus's first one-token words, in order, none skipped or cycled
+    # while the corpus has enough.
+    book = Book("b", "Alpha beta, gamma delta epsilon zeta eta theta iota kappa.", "x", "0")
+    corpus = Corpus("greek", (book,))
+    words = one_token_words(WordTokenizer(), corpus, 100)
+    assert words[:4] == ["alpha", "beta", "gamma", "delta"] and len(words) == 10
+    texts = ProbeTexts.of(WordTokenizer(), corpus, 3)
+    assert texts is not None and texts.prefix == ("alpha", "beta", "gamma")
