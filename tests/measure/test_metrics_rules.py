@@ -1,4 +1,4 @@
-"""Rules of measure/metrics.py that mutants found unchecked (beside tests/measure/test_metrics.py)."""
+"""Rules of measure/metrics.py that mutants found unchecked, beside test_metrics.py."""
 
 from __future__ import annotations
 
