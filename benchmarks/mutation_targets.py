@@ -69,7 +69,11 @@ TARGETS: dict[str, list[str]] = {
         "tests/measure/test_position_effects.py",
         "tests/measure/test_question_metrics.py",
     ],
-    "measure/stats.py": ["tests/measure/test_stats.py", "tests/measure/test_stats_edges.py"],
+    "measure/stats.py": [
+        "tests/measure/test_stats_rules.py",  # the metric checked first
+        "tests/measure/test_stats.py",
+        "tests/measure/test_stats_edges.py",
+    ],
     # cache policy
     "config/cache_policy.py": [
         "tests/config/test_cache_policy.py",
