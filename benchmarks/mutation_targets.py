@@ -87,6 +87,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     # the run store
     "results/storage.py": [
+        "tests/results/test_storage_rules.py",  # every door checks the run name
         "tests/results/test_storage_edges.py",
         "tests/results/test_storage.py",
         "tests/results/test_storage_files.py",
