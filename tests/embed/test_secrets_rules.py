@@ -59,7 +59,9 @@ def test_a_piece_of_the_key_at_the_end_of_an_excerpt_is_blanked_down_to_four_cha
     # but its last character down to four characters is blanked; three are left (too common).
     key = "sk-abcdefghijklmnop"
     assert excerpt(f"echo: {key[:-1]}", key, 200) == "echo: ***"
-    assert excerpt(f"echo: {key[:4]}", key, 200) == "echo: ***"
+    for before in ("echo: ", "echo:"):  # every size, whatever the text's length
+        for size in (4, 5, 6, 9):
+            assert excerpt(f"{before}{key[:size]}", key, 200) == f"{before}***", size
     assert excerpt(f"echo: {key[:3]}", key, 200) == f"echo: {key[:3]}"
     # The cut itself leaves a piece of four: blanked too.
     assert excerpt(f"echo: {key[:4]}zz", key, 10) == "echo: ***"
