@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_niah.config.strict_json import strict_loads
+from pytest_niah.config.strict_json import check_value, strict_loads
 from pytest_niah.errors import NiahError
 from pytest_niah.inputs.expansions import load_expansions
 
@@ -46,3 +46,12 @@ def test_an_expansions_file_repeating_a_group_says_to_merge_its_term_lists(tmp_p
         load_expansions(path)
     assert "dietary-01" in info.value.problem
     assert "merge the two term lists" in info.value.hint
+
+
+def test_keys_that_are_not_text_are_passed_over_and_text_keys_checked():
+    # Found (mutation, strict_json.py:213 the `isinstance(key, str)` check deleted): a YAML
+    # needle file may have number keys; they hold no surrogate to refuse. A text key with a
+    # lone surrogate is still refused.
+    check_value({1: "x", "caf\u00e9": {2: ["y", {3.5: None}]}}, _fail)
+    with pytest.raises(_Generic):
+        check_value({1: {"bad\ud800": 1}}, _fail)
