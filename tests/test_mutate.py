@@ -151,11 +151,13 @@ def test_a_reviewed_equivalent_is_never_drawn_and_the_count_is_reported(
     assert "1 mutants (check.py 1)" in capsys.readouterr().out
 
 
-def test_each_reviewed_equivalent_names_a_mutant_of_the_code_and_says_why(mutate):
-    # A stale key (its line edited) would exclude nothing and hide that.
+def test_each_reviewed_equivalent_names_one_mutant_per_line_and_says_why(mutate):
+    # A stale key (its line edited) would exclude nothing and hide that; a key matching two
+    # mutants of one line (two `or`s, one equivalent) would exclude one nobody reviewed.
     equivalent = sys.modules["mutation_targets"].EQUIVALENT
     for module in {module for module, _, _ in equivalent}:
         found = [m for m, _ in mutate.enumerate_mutants(module, REPO)]
         for key in [k for k in equivalent if k[0] == module]:
-            assert [m for m in found if (m.module, m.text, m.description) == key], key
+            lines = [m.line for m in found if (m.module, m.text, m.description) == key]
+            assert lines and len(lines) == len(set(lines)), (key, lines)
             assert len(equivalent[key]) > 40, key  # a reason, not a label

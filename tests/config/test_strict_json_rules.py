@@ -55,3 +55,12 @@ def test_keys_that_are_not_text_are_passed_over_and_text_keys_checked():
     check_value({1: "x", "caf\u00e9": {2: ["y", {3.5: None}]}}, _fail)
     with pytest.raises(_Generic):
         check_value({1: {"bad\ud800": 1}}, _fail)
+
+
+def test_a_lone_surrogate_in_a_string_inside_a_list_or_a_mapping_is_refused():
+    # Found (mutation, strict_json.py:219 and :225, the string clause cut to `not str`):
+    # strings that are not ASCII are visited wherever they sit, ASCII ones need not be.
+    for value in (["ok", "bad\ud800"], {"k": "bad\ud800"}, {"k": ["ok", {"j": "\udfff"}]}):
+        with pytest.raises(_Generic):
+            check_value(value, _fail)
+    check_value(["caf\u00e9", {"k": "na\u00efve"}], _fail)
