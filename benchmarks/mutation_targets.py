@@ -142,6 +142,7 @@ TARGETS: dict[str, list[str]] = {
         ),
     ],
     "experiment/shard_parts.py": [
+        "tests/test_shard_parts_rules.py",  # one served run: all but the answers the same
         "tests/test_strict_part_manifest.py",
         *(
             f"tests/test_shards.py::{name}"
