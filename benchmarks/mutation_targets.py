@@ -115,6 +115,7 @@ TARGETS: dict[str, list[str]] = {
     # Node ids: the whole file's baseline ran past 600 s under load (it runs eight grids);
     # these check the parts' rules on the one set of sharded folders.
     "experiment/shards.py": [
+        "tests/test_shard_parts_rules.py",  # a served part beside another model's: named
         "tests/test_strict_part_manifest.py",
         *(
             f"tests/test_shards.py::{name}"
