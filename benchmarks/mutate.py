@@ -17,7 +17,9 @@ The modules and their tests are ``mutation_targets.TARGETS`` (a test may be a no
 long, so a slow test list is worth trimming to the tests that kill. Each run draws ``--sample``
 mutants per module with a fresh seed, printed (``--seed N`` draws that sample again), so the
 score is that of mutants no test was written against; ``--rescore SEED`` runs an earlier
-sample too, and the report gives both scores side by side.
+sample too, and the report gives both scores side by side. Mutants reviewed as equivalent or
+unreachable (``mutation_equivalents.EQUIVALENT``, each with why no test can kill it) are never
+drawn; the run prints, and the report says, how many were left out.
 
     python benchmarks/mutate.py                      # a fresh sample of every module
     python benchmarks/mutate.py --module measure/verdicts.py --jobs 2
@@ -114,7 +116,7 @@ def collect(
                 work[mutant] = (module, mutant, spec, tests)
     where = ", ".join(f"{module} {count}" for module, count in excluded.items())
     line = (
-        f"Left out as equivalent (mutation_targets.EQUIVALENT, each with its reason): "
+        f"Left out as equivalent (mutation_equivalents.EQUIVALENT, each with its reason): "
         f"{sum(excluded.values())} mutants ({where or '-'})."
     )
     print(line)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from mutation_targets import EQUIVALENT
+from mutation_equivalents import EQUIVALENT
 
 # Expression-level mutants of these lines change only a message or a log.
 _MESSAGE_LINES = ("assert ", "raise ", "__all__", "log", "warnings.")
@@ -190,7 +190,7 @@ def enumerate_mutants(module: str, root: Path) -> list[tuple[Mutant, object]]:
 
 
 def is_equivalent(mutant: Mutant) -> bool:
-    """Whether ``mutant`` is a reviewed equivalent (``mutation_targets.EQUIVALENT``)."""
+    """Whether ``mutant`` is a reviewed equivalent (``mutation_equivalents.EQUIVALENT``)."""
     return (mutant.module, mutant.text, mutant.description) in EQUIVALENT
 
 

@@ -29,7 +29,13 @@ def mutate(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     try:
         yield importlib.import_module("mutate")
     finally:
-        for name in ("mutate", "mutation_targets", "mutation_operators", "mutation_runs"):
+        for name in (
+            "mutate",
+            "mutation_targets",
+            "mutation_equivalents",
+            "mutation_operators",
+            "mutation_runs",
+        ):
             sys.modules.pop(name, None)
 
 
@@ -141,7 +147,7 @@ def test_a_reviewed_equivalent_is_never_drawn_and_the_count_is_reported(
     every = {m.description for m, _ in mutate.enumerate_mutants("check.py", tmp_path)}
     assert {"Gt -> GtE", "Gt -> Lt"} <= every
     key = ("check.py", "return x > 1", "Gt -> GtE")
-    monkeypatch.setitem(sys.modules["mutation_targets"].EQUIVALENT, key, "why")
+    monkeypatch.setitem(sys.modules["mutation_equivalents"].EQUIVALENT, key, "why")
     for text in (source, "# moved\n\n" + source):
         (tmp_path / "pytest_niah" / "check.py").write_text(text, encoding="utf-8")
         _, jobs, line = mutate.collect(["check.py"], tmp_path, {"fresh": 1}, 0)
@@ -154,7 +160,7 @@ def test_a_reviewed_equivalent_is_never_drawn_and_the_count_is_reported(
 def test_each_reviewed_equivalent_names_one_mutant_per_line_and_says_why(mutate):
     # A stale key (its line edited) would exclude nothing and hide that; a key matching two
     # mutants of one line (two `or`s, one equivalent) would exclude one nobody reviewed.
-    equivalent = sys.modules["mutation_targets"].EQUIVALENT
+    equivalent = sys.modules["mutation_equivalents"].EQUIVALENT
     for module in {module for module, _, _ in equivalent}:
         found = [m for m, _ in mutate.enumerate_mutants(module, REPO)]
         for key in [k for k in equivalent if k[0] == module]:
