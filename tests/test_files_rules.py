@@ -187,3 +187,19 @@ def test_a_temp_named_with_a_pid_too_large_for_the_system_is_removed_not_a_crash
     odd.write_text("x")
     write_atomic(target, "{}")
     assert target.read_text() == "{}" and not odd.exists()
+
+
+READ_ONLY = Path("/proc/sys")  # mounted read-only in most containers: unwritable even to root
+
+
+@pytest.mark.skipif(
+    not READ_ONLY.is_dir() or os.access(READ_ONLY, os.W_OK),
+    reason="needs a read-only folder (tests/test_files.py checks a locked one as non-root)",
+)
+def test_a_read_only_folder_is_a_problem_even_for_root():
+    # Found (mutation, files.py:194 and :202, the access checks deleted): where the suite
+    # runs as root, chmod cannot lock a folder; a read-only mount still refuses everyone.
+    assert (
+        output_problem(READ_ONLY / "x.json") == f"cannot be created: no write access to {READ_ONLY}"
+    )
+    assert output_problem(READ_ONLY, folder=True) == "is not writable"
