@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
 import numpy as np
+import pytest
 
 from pytest_niah.measure.metrics import QuestionScores, cohens_d, weighted_metrics
 
@@ -35,5 +37,8 @@ def test_a_resample_that_draws_no_question_is_undefined_without_a_warning():
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = weighted_metrics(questions, np.array([[0, 0], [1, 1]]))
-    assert all(math.isnan(values[0]) and not math.isnan(values[1]) for values in out.values())
+        out = weighted_metrics(questions, np.array([[0, 0], [1, 1], [1, 0]]))
+    # Found (mutation, metrics.py:286 `den > 0` -> `den > 1`): one question drawn once counts.
+    assert all(math.isnan(v[0]) and not np.isnan(v[1:]).any() for v in out.values())
+    with pytest.raises(dataclasses.FrozenInstanceError):  # metrics.py:181: a frozen value
+        questions[0].group_id = "z"  # type: ignore[misc]

@@ -115,3 +115,18 @@ def test_a_folder_name_too_long_to_stage_beside_is_refused_naming_the_system_err
         "(File name too long)"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_report_folder_is_made_with_its_missing_parents_or_refused_naming_why(tmp_path: Path):
+    # Found (mutation, report_folder.py:128 `parents=True` -> False, :132 `exc.strerror or
+    # exc` -> `and`): missing folders above the report are created; a file in their place
+    # is refused with the system's reason.
+    deep = tmp_path / "a" / "b" / "report"
+    with replaced_folder(deep) as staging:
+        (staging / "summary.md").write_text("new")
+    assert (deep / "summary.md").read_text() == "new"
+    (tmp_path / "file.txt").write_text("not a folder")
+    target = tmp_path / "file.txt" / "sub" / "report"
+    with pytest.raises(OutputError) as caught, replaced_folder(target):
+        pass
+    assert caught.value.problem == f"cannot create the report folder {target}: Not a directory"
