@@ -64,3 +64,18 @@ def test_a_lone_surrogate_in_a_string_inside_a_list_or_a_mapping_is_refused():
         with pytest.raises(_Generic):
             check_value(value, _fail)
     check_value(["caf\u00e9", {"k": "na\u00efve"}], _fail)
+
+
+def test_a_refused_string_is_located_by_its_path_and_a_bare_one_by_none():
+    # Found (mutation, strict_json.py:245 `json_path(loc) or None` -> `json_path(loc)`): a
+    # string at the top of the value has no path: None, not "" (a caller tells them apart).
+    paths: list[str | None] = []
+
+    def recording(problem: str, hint: str, path: str | None) -> NiahError:
+        paths.append(path)
+        return _Generic(problem, hint)
+
+    for value in ("bad\ud800", {"k": ["ok", "bad\ud800"]}):
+        with pytest.raises(_Generic):
+            check_value(value, recording)
+    assert paths[0] is None and paths[1]
