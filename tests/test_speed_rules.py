@@ -15,6 +15,7 @@ from pytest_niah.experiment.speed import (
     speed_info,
     speed_record,
     speed_rounds,
+    speed_sample,
 )
 
 
@@ -93,3 +94,23 @@ def test_rounds_of_zero_seconds_have_no_spread():
     # Found (mutation, speed.py:202 `median > 0` -> `>= 0`): a clock too coarse for the
     # rounds times them at 0 s: no spread, never a division by zero.
     assert round_spread([0.0, 0.0, 0.0, 0.0]) is None
+
+
+def test_a_sample_of_a_given_size_is_that_many_of_the_haystacks_a_batch_would_hold():
+    # Found (mutation, speed.py:105 `if sample and size is None` -> `or`): a size given is
+    # kept; only without one is it what one of the run's batches holds.
+    from pytest_niah.config.cache_policy import CachePolicy
+    from pytest_niah.config.niah import NiahConfig
+    from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
+    from pytest_niah.experiment import load_inputs
+
+    config = NiahConfig(model="packaged-static", lengths=(128,), groups=("dietary-01",))
+    inputs, cache = load_inputs(config), CachePolicy(None, False)
+    model = SentenceTransformerEmbedder("packaged-static", device="cpu")
+    try:
+        batch = speed_sample(config, model, inputs, cache, 128, token_budget=0)
+        two = speed_sample(config, model, inputs, cache, 128, 2, token_budget=0)
+    finally:
+        model.close()
+    assert len(batch) == config.batch_size > 2
+    assert [i.key for i in two] == [i.key for i in batch[:2]]
