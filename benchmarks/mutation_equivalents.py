@@ -116,6 +116,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_SliceScores is private, built once per slice by its own classmethod and only read: "
         "no code assigns to it, so frozen or not, nothing can tell"
     ),
+    ("report/report_folder.py", "fsync_folder(staging)", "delete call"): _DURABLE + " (the files)",
+    ("report/report_folder.py", "fsync_folder(real.parent)", "delete call"): _DURABLE
+    + " (the rename)",
     ("report/report_folder.py", "_AT_FDCWD = -100", "100 -> 101"): (
         "renameat2 ignores the folder descriptor of an absolute path, and both paths it is "
         "given are absolute (_real makes the target absolute, the staging folder is beside it)"

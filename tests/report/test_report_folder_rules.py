@@ -130,3 +130,10 @@ def test_a_report_folder_is_made_with_its_missing_parents_or_refused_naming_why(
     with pytest.raises(OutputError) as caught, replaced_folder(target):
         pass
     assert caught.value.problem == f"cannot create the report folder {target}: Not a directory"
+
+
+def test_a_file_where_the_report_folder_should_be_is_not_a_folder(tmp_path: Path):
+    # Found (mutation, report_folder.py:95 the check deleted): a file at the report's path is
+    # named as such, not as a folder that cannot be read.
+    (tmp_path / "report").write_text("a file")
+    assert report_folder_problem(tmp_path / "report") == "is not a folder"
