@@ -11,7 +11,12 @@ import pytest
 
 from pytest_niah.errors import OutputError
 from pytest_niah.files import TMP_MARK, temp_prefix
-from pytest_niah.report.report_folder import OLD_MARK, replaced_folder, report_folder_problem
+from pytest_niah.report.report_folder import (
+    OLD_MARK,
+    foreign_entries,
+    replaced_folder,
+    report_folder_problem,
+)
 
 
 def test_a_missing_report_comes_back_as_the_newest_one_renamed_aside(tmp_path: Path):
@@ -137,3 +142,9 @@ def test_a_file_where_the_report_folder_should_be_is_not_a_folder(tmp_path: Path
     # named as such, not as a folder that cannot be read.
     (tmp_path / "report").write_text("a file")
     assert report_folder_problem(tmp_path / "report") == "is not a folder"
+
+
+def test_a_missing_folder_has_no_foreign_entries(tmp_path: Path):
+    # Found (mutation, report_folder.py:67 `return []` -> None): asked of a folder that is
+    # not there, the answer is an empty list (callers iterate and count it).
+    assert foreign_entries(tmp_path / "missing") == []
