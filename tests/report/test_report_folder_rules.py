@@ -148,3 +148,14 @@ def test_a_missing_folder_has_no_foreign_entries(tmp_path: Path):
     # Found (mutation, report_folder.py:67 `return []` -> None): asked of a folder that is
     # not there, the answer is an empty list (callers iterate and count it).
     assert foreign_entries(tmp_path / "missing") == []
+
+
+def test_a_link_named_like_a_report_file_is_foreign(tmp_path: Path):
+    # Found (mutation, report_folder.py:72 `entry.is_symlink()` dropped): a link is the
+    # user's, whatever its name: the folder is refused, not dropped with it.
+    (tmp_path / "mine.md").write_text("the user's")
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "summary.md").symlink_to(tmp_path / "mine.md")
+    assert foreign_entries(folder) == ["summary.md"]
+    assert report_folder_problem(folder).startswith("holds files that are not a pytest-niah")
