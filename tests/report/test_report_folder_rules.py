@@ -159,3 +159,16 @@ def test_a_link_named_like_a_report_file_is_foreign(tmp_path: Path):
     (folder / "summary.md").symlink_to(tmp_path / "mine.md")
     assert foreign_entries(folder) == ["summary.md"]
     assert report_folder_problem(folder).startswith("holds files that are not a pytest-niah")
+
+
+def test_a_deleted_working_folder_is_no_current_folder_to_refuse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Found (mutation, report_folder.py:168 `return False` -> True): where the working
+    # folder was deleted under the process, no report folder is "the current folder".
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    (tmp_path / "report").mkdir()
+    assert report_folder_problem(tmp_path / "report") == ""
