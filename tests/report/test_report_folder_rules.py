@@ -172,3 +172,20 @@ def test_a_deleted_working_folder_is_no_current_folder_to_refuse(
     gone.rmdir()
     (tmp_path / "report").mkdir()
     assert report_folder_problem(tmp_path / "report") == ""
+
+
+def test_only_this_folders_renamed_aside_report_comes_back(tmp_path: Path):
+    # Found (mutation, report_folder.py:179, each clause of the filter dropped): another
+    # folder's old report, this folder's staging folder (not "-old-") and a file named like
+    # an old report are never put in the report's place.
+    target = tmp_path / "niah-report"
+    other = tmp_path / f"{temp_prefix(tmp_path / 'another')}{OLD_MARK}00000001"
+    staging = tmp_path / f"{temp_prefix(target)}00000002"
+    a_file = tmp_path / f"{temp_prefix(target)}{OLD_MARK}00000003"
+    for folder in (other, staging):
+        folder.mkdir()
+        (folder / "summary.md").write_text("not this report's")
+    a_file.write_text("a file")
+    with pytest.raises(RuntimeError), replaced_folder(target):
+        raise RuntimeError("the new report failed")
+    assert not target.exists()
