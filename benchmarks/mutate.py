@@ -17,7 +17,9 @@ The modules and their tests are ``mutation_targets.TARGETS`` (a test may be a no
 long, so a slow test list is worth trimming to the tests that kill. Each run draws ``--sample``
 mutants per module with a fresh seed, printed (``--seed N`` draws that sample again), so the
 score is that of mutants no test was written against; ``--rescore SEED`` runs an earlier
-sample too, and the report gives both scores side by side.
+sample too, and the report gives both scores side by side. Mutants reviewed as equivalent or
+unreachable (``mutation_equivalents.EQUIVALENT``, each with why no test can kill it) are never
+drawn; the run prints, and the report says, how many were left out.
 
     python benchmarks/mutate.py                      # a fresh sample of every module
     python benchmarks/mutate.py --module measure/verdicts.py --jobs 2
@@ -40,7 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mutation_operators import Mutant, apply, draw, enumerate_mutants
+from mutation_operators import Mutant, apply, draw, enumerate_mutants, is_equivalent
 from mutation_runs import Job, report, run_all, snapshot_head
 from mutation_targets import TARGETS
 
@@ -93,23 +95,33 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def collect(
     modules: list[str], source: Path, seeds: dict[str, int], size: int
-) -> tuple[dict[str, set[Mutant]], list[Job]]:
-    """Each seed's sample of every module, and the jobs: one per distinct mutant."""
+) -> tuple[dict[str, set[Mutant]], list[Job], str]:
+    """Each seed's sample of every module, the jobs (one per distinct mutant), and a line
+    saying how many mutants were left out as reviewed equivalents (never drawn)."""
     samples: dict[str, set[Mutant]] = {name: set() for name in seeds}
     work: dict[Mutant, Job] = {}
+    excluded: dict[str, int] = {}
     for module in modules:
         if not (source / "pytest_niah" / module).exists():
             print(f"skip {module}: no such module")
             continue
         tests = TARGETS.get(module) or [f"tests/{Path(module).parent}"]
-        found = enumerate_mutants(module, source)
+        every = enumerate_mutants(module, source)
+        found = [item for item in every if not is_equivalent(item[0])]
+        if len(every) > len(found):
+            excluded[module] = len(every) - len(found)
         for name, value in seeds.items():
             for mutant, spec in draw(found, module, value, size):
                 samples[name].add(mutant)
                 work[mutant] = (module, mutant, spec, tests)
-    return samples, [
-        work[m] for m in sorted(work, key=lambda m: (m.module, m.index, m.description))
-    ]
+    where = ", ".join(f"{module} {count}" for module, count in excluded.items())
+    line = (
+        f"Left out as equivalent (mutation_equivalents.EQUIVALENT, each with its reason): "
+        f"{sum(excluded.values())} mutants ({where or '-'})."
+    )
+    print(line)
+    jobs = [work[m] for m in sorted(work, key=lambda m: (m.module, m.index, m.description))]
+    return samples, jobs, line
 
 
 def run(jobs: list[Job], args: argparse.Namespace, source: Path) -> tuple[dict[Mutant, str], str]:
@@ -158,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds |= {f"re-scored, seed {s}": s for s in args.rescore if s != seed}
     holder = tempfile.TemporaryDirectory(prefix="niah-mutate-head-")
     source = ROOT if args.working_tree else snapshot_head(Path(holder.name) / "head", ROOT)
-    samples, jobs = collect(modules, source, seeds, args.sample)
+    samples, jobs, left_out = collect(modules, source, seeds, args.sample)
     if args.list:
         for _, mutant, _, _ in jobs:
             assert mutant is not None
@@ -168,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes, notes = run(jobs, args, source)
     samples = {name: {m for m in sample if m in outcomes} for name, sample in samples.items()}
     text = f"Seed {seed}, {args.sample or 'every'} mutants per module.\n\n"
-    text += report(modules, samples, outcomes) + "\n" + notes + "\n"
+    text += report(modules, samples, outcomes) + "\n" + notes + "\n" + left_out + "\n"
     print(text)
     if args.report:
         Path(args.report).write_text(text, encoding="utf-8")

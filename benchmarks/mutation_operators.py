@@ -11,10 +11,13 @@ are never mutated (a change there alters no rule).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
+
+from mutation_equivalents import EQUIVALENT
 
 # Expression-level mutants of these lines change only a message or a log.
 _MESSAGE_LINES = ("assert ", "raise ", "__all__", "log", "warnings.")
@@ -41,12 +44,14 @@ SWAPS_BINOP: dict[type[ast.operator], type[ast.operator]] = {
 
 @dataclass(frozen=True)
 class Mutant:
-    """One change: which module, which node (by walk order), what it becomes."""
+    """One change: which module, which node (by walk order), what it becomes; ``text`` is
+    its line's source, stripped (the key of an exclusion in ``EQUIVALENT``)."""
 
     module: str
     index: int
     line: int
     description: str
+    text: str = dataclasses.field(default="", compare=False)
 
 
 def _nodes(tree: ast.AST) -> list[ast.AST]:
@@ -180,8 +185,13 @@ def enumerate_mutants(module: str, root: Path) -> list[tuple[Mutant, object]]:
         if not line.startswith(_MESSAGE_LINES):
             changes += mutations(node)
         for description, spec in changes:
-            found.append((Mutant(module, index, node.lineno, description), spec))
+            found.append((Mutant(module, index, node.lineno, description, line), spec))
     return found
+
+
+def is_equivalent(mutant: Mutant) -> bool:
+    """Whether ``mutant`` is a reviewed equivalent (``mutation_equivalents.EQUIVALENT``)."""
+    return (mutant.module, mutant.text, mutant.description) in EQUIVALENT
 
 
 def draw(

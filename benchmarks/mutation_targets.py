@@ -64,11 +64,16 @@ TARGETS: dict[str, list[str]] = {
         "tests/measure/test_truncation.py",
     ],
     "measure/metrics.py": [
+        "tests/measure/test_metrics_rules.py",  # float dust on large scores
         "tests/measure/test_metrics.py",
         "tests/measure/test_position_effects.py",
         "tests/measure/test_question_metrics.py",
     ],
-    "measure/stats.py": ["tests/measure/test_stats.py", "tests/measure/test_stats_edges.py"],
+    "measure/stats.py": [
+        "tests/measure/test_stats_rules.py",  # the metric checked first
+        "tests/measure/test_stats.py",
+        "tests/measure/test_stats_edges.py",
+    ],
     # cache policy
     "config/cache_policy.py": [
         "tests/config/test_cache_policy.py",
@@ -82,6 +87,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     # the run store
     "results/storage.py": [
+        "tests/results/test_storage_rules.py",  # every door checks the run name
         "tests/results/test_storage_edges.py",
         "tests/results/test_storage.py",
         "tests/results/test_storage_files.py",
@@ -109,6 +115,7 @@ TARGETS: dict[str, list[str]] = {
     # Node ids: the whole file's baseline ran past 600 s under load (it runs eight grids);
     # these check the parts' rules on the one set of sharded folders.
     "experiment/shards.py": [
+        "tests/test_shard_parts_rules.py",  # a served part beside another model's: named
         "tests/test_strict_part_manifest.py",
         *(
             f"tests/test_shards.py::{name}"
@@ -136,6 +143,7 @@ TARGETS: dict[str, list[str]] = {
         ),
     ],
     "experiment/shard_parts.py": [
+        "tests/test_shard_parts_rules.py",  # one served run: all but the answers the same
         "tests/test_strict_part_manifest.py",
         *(
             f"tests/test_shards.py::{name}"
@@ -163,7 +171,10 @@ TARGETS: dict[str, list[str]] = {
         "tests/results/test_storage_edges.py",
     ],
     # the window probe
-    "embed/window_probe.py": ["tests/embed/test_window_probe.py"],
+    "embed/window_probe.py": [
+        "tests/embed/test_window_probe_rules.py",  # the shortest probe, ...
+        "tests/embed/test_window_probe.py",
+    ],
     # a served model: its noise (refused above a quarter of the signal) and fingerprint.
     # Node ids: the file's other tests run whole grids (7 minutes under load, not 1).
     "embed/server_noise.py": [

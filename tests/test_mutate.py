@@ -29,7 +29,13 @@ def mutate(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     try:
         yield importlib.import_module("mutate")
     finally:
-        for name in ("mutate", "mutation_targets", "mutation_operators", "mutation_runs"):
+        for name in (
+            "mutate",
+            "mutation_targets",
+            "mutation_equivalents",
+            "mutation_operators",
+            "mutation_runs",
+        ):
             sys.modules.pop(name, None)
 
 
@@ -128,3 +134,36 @@ def test_a_negative_sample_is_a_usage_error(mutate, capsys):
     with pytest.raises(SystemExit) as error:
         mutate.main(["--list", "--working-tree", "--sample", "-1"])
     assert error.value.code == 2 and "--sample=-1" in capsys.readouterr().err
+
+
+def test_a_reviewed_equivalent_is_never_drawn_and_the_count_is_reported(
+    mutate, tmp_path, monkeypatch, capsys
+):
+    # #34.6: a fresh sample must not draw a mutant no input can tell apart; the exclusion is
+    # keyed by the line's source, so it follows the line when code above it moves.
+    (tmp_path / "pytest_niah").mkdir()
+    source = "def f(x):\n    return x > 1\n"
+    (tmp_path / "pytest_niah" / "check.py").write_text(source, encoding="utf-8")
+    every = {m.description for m, _ in mutate.enumerate_mutants("check.py", tmp_path)}
+    assert {"Gt -> GtE", "Gt -> Lt"} <= every
+    key = ("check.py", "return x > 1", "Gt -> GtE")
+    monkeypatch.setitem(sys.modules["mutation_equivalents"].EQUIVALENT, key, "why")
+    for text in (source, "# moved\n\n" + source):
+        (tmp_path / "pytest_niah" / "check.py").write_text(text, encoding="utf-8")
+        _, jobs, line = mutate.collect(["check.py"], tmp_path, {"fresh": 1}, 0)
+        drawn = {mutant.description for _, mutant, _, _ in jobs}
+        assert drawn == every - {"Gt -> GtE"}
+        assert line.startswith("Left out as equivalent") and "1 mutants (check.py 1)" in line
+    assert "1 mutants (check.py 1)" in capsys.readouterr().out
+
+
+def test_each_reviewed_equivalent_names_one_mutant_per_line_and_says_why(mutate):
+    # A stale key (its line edited) would exclude nothing and hide that; a key matching two
+    # mutants of one line (two `or`s, one equivalent) would exclude one nobody reviewed.
+    equivalent = sys.modules["mutation_equivalents"].EQUIVALENT
+    for module in {module for module, _, _ in equivalent}:
+        found = [m for m, _ in mutate.enumerate_mutants(module, REPO)]
+        for key in [k for k in equivalent if k[0] == module]:
+            lines = [m.line for m in found if (m.module, m.text, m.description) == key]
+            assert lines and len(lines) == len(set(lines)), (key, lines)
+            assert len(equivalent[key]) > 40, key  # a reason, not a label

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_niah.config.strict_json import strict_loads
+from pytest_niah.config.strict_json import check_value, strict_loads
 from pytest_niah.errors import NiahError
 from pytest_niah.inputs.expansions import load_expansions
 
@@ -46,3 +46,36 @@ def test_an_expansions_file_repeating_a_group_says_to_merge_its_term_lists(tmp_p
         load_expansions(path)
     assert "dietary-01" in info.value.problem
     assert "merge the two term lists" in info.value.hint
+
+
+def test_keys_that_are_not_text_are_passed_over_and_text_keys_checked():
+    # Found (mutation, strict_json.py:213 the `isinstance(key, str)` check deleted): a YAML
+    # needle file may have number keys; they hold no surrogate to refuse. A text key with a
+    # lone surrogate is still refused.
+    check_value({1: "x", "caf\u00e9": {2: ["y", {3.5: None}]}}, _fail)
+    with pytest.raises(_Generic):
+        check_value({1: {"bad\ud800": 1}}, _fail)
+
+
+def test_a_lone_surrogate_in_a_string_inside_a_list_or_a_mapping_is_refused():
+    # Found (mutation, strict_json.py:219 and :225, the string clause cut to `not str`):
+    # strings that are not ASCII are visited wherever they sit, ASCII ones need not be.
+    for value in (["ok", "bad\ud800"], {"k": "bad\ud800"}, {"k": ["ok", {"j": "\udfff"}]}):
+        with pytest.raises(_Generic):
+            check_value(value, _fail)
+    check_value(["caf\u00e9", {"k": "na\u00efve"}], _fail)
+
+
+def test_a_refused_string_is_located_by_its_path_and_a_bare_one_by_none():
+    # Found (mutation, strict_json.py:245 `json_path(loc) or None` -> `json_path(loc)`): a
+    # string at the top of the value has no path: None, not "" (a caller tells them apart).
+    paths: list[str | None] = []
+
+    def recording(problem: str, hint: str, path: str | None) -> NiahError:
+        paths.append(path)
+        return _Generic(problem, hint)
+
+    for value in ("bad\ud800", {"k": ["ok", "bad\ud800"]}):
+        with pytest.raises(_Generic):
+            check_value(value, recording)
+    assert paths[0] is None and paths[1]

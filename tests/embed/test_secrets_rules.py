@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from pytest_niah.embed.secrets import BLANK, redact
+from pytest_niah.embed.secrets import BLANK, excerpt, redact
 
 
 @pytest.mark.parametrize(
@@ -51,3 +51,17 @@ def test_a_secret_parameter_with_a_long_name_is_refused_without_its_name():
     found = url_secret(f"openai+https://example.test/v1?{long_name}=x#model")
     assert found == "the parameter (name not shown)"
     assert url_secret("openai+https://example.test/v1?api_key=x#model") == "the parameter 'api_key'"
+
+
+def test_a_piece_of_the_key_at_the_end_of_an_excerpt_is_blanked_down_to_four_characters():
+    # Found (mutation, secrets.py:29 MIN_PIECE 4 -> 5, :172 `len(form) - 1` -> `- 2`): a
+    # server that cut its echo of the key leaves a piece at the end: every piece from all
+    # but its last character down to four characters is blanked; three are left (too common).
+    key = "sk-abcdefghijklmnop"
+    assert excerpt(f"echo: {key[:-1]}", key, 200) == "echo: ***"
+    for before in ("echo: ", "echo:"):  # every size, whatever the text's length
+        for size in (4, 5, 6, 9):
+            assert excerpt(f"{before}{key[:size]}", key, 200) == f"{before}***", size
+    assert excerpt(f"echo: {key[:3]}", key, 200) == f"echo: {key[:3]}"
+    # The cut itself leaves a piece of four: blanked too.
+    assert excerpt(f"echo: {key[:4]}zz", key, 10) == "echo: ***"

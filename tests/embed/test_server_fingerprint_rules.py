@@ -6,9 +6,11 @@ checked on vectors made here.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
-from pytest_niah.embed.server_fingerprint import ServerFingerprint
+from pytest_niah.embed.server_fingerprint import REGISTRY_FOLDER, ServerFingerprint, answers_key
 
 
 def _of(vectors: np.ndarray, spread: float = 1e-3) -> ServerFingerprint:
@@ -50,3 +52,64 @@ def test_the_tolerance_is_the_noisier_fingerprints_spread():
     quiet, noisy = _of(rows, spread=1e-5), _of(moved, spread=5e-3)
     assert noisy.matches(quiet) and quiet.matches(noisy)  # 1% <= 4 x 0.5%
     assert not _of(moved, spread=1e-3).matches(quiet)  # 1% > 4 x 0.1%
+
+
+def test_the_match_margin_is_four_times_the_spread():
+    # Found (mutation, server_fingerprint.py:39 MATCH_MARGIN 4 -> 5): vectors moved by just
+    # under 1% of their length match within 4 x 0.25%, not within 4 x 0.24% (5 x 0.24% would).
+    rows = np.eye(3, 8)
+    moved = rows.copy()
+    moved[:, 7] = 0.01  # 0.01 / sqrt(1.0001): just under 1%
+    assert _of(moved, spread=2.5e-3).matches(_of(rows, spread=0.0))
+    assert not _of(moved, spread=2.4e-3).matches(_of(rows, spread=0.0))
+
+
+def test_a_longer_grid_on_the_same_server_matches_where_both_probes_looked():
+    # Found (mutation, server_fingerprint.py:114 and :126 min -> max): a probe of 128 tokens
+    # that saw no limit agrees with one of 512 that saw a cut at 200: both read 128 of 128.
+    rows = np.eye(3, 8)
+    short = ServerFingerprint(None, 128, "no limit within 128 tokens", 0.0, _of(rows).vectors)
+    long = ServerFingerprint(200, 512, "reads only the first 200", 0.0, _of(rows).vectors)
+    cut = ServerFingerprint(100, 512, "reads only the first 100", 0.0, _of(rows).vectors)
+    assert short.matches(long) and long.matches(short)
+    assert not short.matches(cut) and not cut.matches(short)
+    assert (long.reads(128), long.reads(300), short.reads(300)) == (128, 200, 300)
+
+
+def test_zero_vectors_match_zero_vectors():
+    # Found (mutation, server_fingerprint.py:133 `scale > 0` -> `>= 0`): rows of length 0 have
+    # not moved (no division of 0 by 0).
+    zeros = _of(np.zeros((3, 8)), spread=0.0)
+    assert zeros.matches(_of(np.zeros((3, 8)), spread=0.0))
+
+
+def test_the_registry_is_kept_in_a_new_cache_folder_and_read_back(tmp_path):
+    # Found (mutation, server_fingerprint.py:152 parents=True, :98 a window of None, :157,
+    # :169-170): the first run creates the registry (its cache folder too), the next run's
+    # matching fingerprint gets the kept key; damaged entries and files only lose shortcuts.
+    folder = tmp_path / "new" / "cache"
+    rows = np.eye(3, 8)
+    first = ServerFingerprint(None, 128, "no limit within 128 tokens", 1e-3, _of(rows).vectors)
+    again = ServerFingerprint(None, 128, "no limit within 128 tokens", 2e-3, _of(rows).vectors)
+    assert answers_key(first, "endpoint", folder) == first.key
+    assert again.key != first.key and answers_key(again, "endpoint", folder) == first.key
+    registry = folder / REGISTRY_FOLDER / "endpoint.json"
+    registry.write_text(json.dumps([{"window": "x"}, *json.loads(registry.read_text())]))
+    assert answers_key(again, "endpoint", folder) == first.key  # a bad entry is skipped
+    for damaged in ("{not json", '{"a": 1}'):
+        registry.write_text(damaged)
+        assert answers_key(again, "endpoint", folder) == again.key
+
+
+def test_each_mismatch_answers_false_not_a_falsy_stand_in():
+    # Found (mutation, server_fingerprint.py:124, :128, :131 `return False` -> `return None`):
+    # matches() is a bool for every reason two fingerprints differ.
+    rows = _of(np.eye(3, 8)).vectors
+    measured = ServerFingerprint(200, 512, "reads only the first 200", 0.0, rows)
+    other_reason = ServerFingerprint(None, 0, "not deterministic", 0.0, rows)
+    other_cut = ServerFingerprint(100, 512, "reads only the first 100", 0.0, rows)
+    other_shape = ServerFingerprint(200, 512, "reads only the first 200", 0.0, rows[:2])
+    unmeasured = ServerFingerprint(None, 0, "too few words", 0.0, rows)
+    assert unmeasured.matches(other_reason) is False  # the reason differs
+    assert measured.matches(other_cut) is False  # the reading differs
+    assert measured.matches(other_shape) is False  # the vectors differ in shape

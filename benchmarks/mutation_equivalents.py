@@ -1,0 +1,160 @@
+"""Mutants ``mutate.py`` never draws: reviewed equivalents and unreachable ones, each with why.
+
+See ``EQUIVALENT`` below; ``tests/test_mutate.py`` checks every key still names one mutant per
+line and gives a reason.
+"""
+
+from __future__ import annotations
+
+# Reviewed equivalents and unreachable mutants, never drawn: no test can kill them. Keyed by
+# (module, the line's source stripped, the mutant's description), so an edit elsewhere keeps
+# the key and an edit of the line itself drops it. A key covers every line of the module with
+# that source (its reason must hold for each) and must name one mutant on each: a line with
+# two mutants of one description (two `or`s) cannot be excluded (tests/test_mutate.py checks
+# both). Only for a demonstrated equivalent, with why no input tells it apart: never for a
+# mutant a test could kill.
+_DURABLE = (
+    "durability only: the bytes reach the file either way (close() flushes), and only a "
+    "power cut or a kernel crash right after the write could show a difference"
+)
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("embed/window_probe.py", "batch_size: int = 8,", "8 -> 9"): (
+        "the probe submits at most 4 texts before each finish() (the two ends, then one pair "
+        "per bisection step), so a batch of 8 or of 9 texts holds the same texts: one batch "
+        "either way; the run's own caller passes its batch size"
+    ),
+    (
+        "embed/window_probe.py",
+        "if window is None and declared is not None and probed == declared:",
+        "drop clause 2 of And",
+    ): "probed is an int: probed == declared is already false when declared is None",
+    ("embed/window_probe.py", "return (words * (length // len(words) + 1))[:length]", "1 -> 2"): (
+        "one more copy of the words before the cut: the +1 copies already hold at least "
+        "length words, so the first length are the same"
+    ),
+    (
+        "embed/window_probe.py",
+        "single.update((w, n == 2) for w, n in zip(fresh, counts, strict=True))",
+        "True -> False",
+    ): (
+        "token_counts returns one count per text it is given, so strict zip never finds a "
+        "length mismatch to refuse"
+    ),
+    ("embed/window_probe.py", "if len(words) >= wanted:", "GtE -> Gt"): (
+        "with exactly `wanted` words the mutant scans on; the next chunk's words are cut off "
+        "by words[:wanted], and with no chunk left `return words` holds the same `wanted`"
+    ),
+    (
+        "files.py",
+        'descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))',
+        "0 -> 1",
+    ): "unreachable on POSIX: the default is read only where os has no O_NONBLOCK (Windows)",
+    ("files.py", "data = handle.read(limit + 1)  # it may have grown since", "1 -> 2"): (
+        "reading limit + 2 bytes instead of limit + 1: a file of more than limit bytes is "
+        "refused by len(data) > limit either way, one of at most limit bytes is read whole"
+    ),
+    ("files.py", "out = stream.read(limit + 1)", "1 -> 2"): (
+        "as for read_bounded: any content past limit is refused either way, the rest is whole"
+    ),
+    ("files.py", "out.flush()", "delete call"): _DURABLE,
+    ("files.py", "os.fsync(out.fileno())", "delete call"): _DURABLE,
+    ("files.py", "fsync_folder(real.parent)", "delete call"): _DURABLE + " (the rename)",
+    ("files.py", "os.fsync(descriptor)", "delete call"): _DURABLE + " (the rename)",
+    ("files.py", 'if line.startswith("Umask:"):', "delete if"): (
+        "without the check the first line of /proc/self/status (Name:) fails int(), which "
+        "falls back to reading the umask by setting and restoring it: the same value"
+    ),
+    ("files.py", "return int(line.split()[1], 8)", "1 -> 2"): (
+        "split()[2] of the Umask: line raises IndexError, which falls back to reading the "
+        "umask by setting and restoring it: the same value"
+    ),
+    ("files.py", "umask = os.umask(0o022)  # elsewhere: set and restore at once", "18 -> 19"): (
+        "the value set is put back on the next line and the old one returned either way"
+    ),
+    ("embed/server_noise.py", "return float(a @ b) / scale if scale > 0 else 1.0", "1.0 -> 2.0"): (
+        "the cosine of a zero vector is only compared with -0.5 (a flip): 1.0 and 2.0 both "
+        "say no flip"
+    ),
+    (
+        "embed/server_fingerprint.py",
+        "moved = np.linalg.norm(a - b, axis=1) / np.where(scale > 0, scale, 1.0)",
+        "1.0 -> 2.0",
+    ): "the stand-in divisor is used only where both rows are zero, and their 0 apart stays 0",
+    ("measure/scoring.py", "if not texts:", "delete if"): (
+        "unreachable: a plan with questions always has needles (see the next entry); and "
+        "without the shortcut, no needle scores to the same empty dicts"
+    ),
+    ("measure/scoring.py", "return [{} for _ in q_keys]", "return None"): (
+        "unreachable: every question of a run belongs to a needle group whose needles are "
+        "planned with it (an empty needle set is refused by the schema), so a plan with "
+        "questions always has needles (reviewed in mutation-fresh-981343202.md)"
+    ),
+    (
+        "measure/scoring.py",
+        'float(self.alone[g].get(haystack.needle or "", math.nan)),',
+        "drop clause 2 of Or",
+    ): (
+        "unreachable: case_scores is asked only of needle haystacks, which assembly.py always "
+        "builds with their needle text; and were it None, .get(None) and .get('') both give "
+        "NaN (no needle text is empty)"
+    ),
+    **{
+        ("measure/scoring.py", line, "drop clause 2 of Or"): (
+            "unreachable: these read needle haystacks only, which assembly.py always builds "
+            "with their order (a str) and position (an int) from the block's (kind, order, "
+            "position) key; the `or` stand-ins are for controls, which never get here"
+        )
+        for line in (
+            "position=h.position or 0,",
+            'orders.index(p.haystack.order or ""),',
+            "p.haystack.position or 0,",
+            'group.id, arm, h.order or "", h.length, h.duplicate_position, scoring, h.seed',
+            'order=h.order or "",',
+        )
+    },
+    ("measure/scoring.py", "@dataclass(frozen=True)", "True -> False"): (
+        "_SliceScores is private, built once per slice by its own classmethod and only read: "
+        "no code assigns to it, so frozen or not, nothing can tell"
+    ),
+    ("report/report_folder.py", "fsync_folder(staging)", "delete call"): _DURABLE + " (the files)",
+    ("report/report_folder.py", "fsync_folder(real.parent)", "delete call"): _DURABLE
+    + " (the rename)",
+    ("report/report_folder.py", "_AT_FDCWD = -100", "100 -> 101"): (
+        "renameat2 ignores the folder descriptor of an absolute path, and both paths it is "
+        "given are absolute (_real makes the target absolute, the staging folder is beside it)"
+    ),
+    (
+        "experiment/speed.py",
+        "values = np.random.default_rng(0).standard_normal(REFERENCE_SIZE).astype(np.float32)",
+        "0 -> 1",
+    ): "other seeded values of the same size: the same work; the values are never returned",
+    ("experiment/speed.py", "x = np.sort(np.tanh(x * np.float32(1.01)))", "1.01 -> 2.01"): (
+        "timing only: the reference's result is discarded, its time is the figure, and one "
+        "elementwise pass costs the same for any factor; no test can pin a time that closely"
+    ),
+    ("experiment/speed.py", "x = np.sort(np.tanh(x * np.float32(1.01)))", "Mult -> Div"): (
+        "timing only, as for the factor: the result is discarded and a division by 1.01 is "
+        "the same elementwise pass"
+    ),
+    ("report/report_folder.py", "return False", "return None"): (
+        "each of its four (_is_current_folder's and _exchange's) is read only by an if "
+        "(`if _is_current_folder(real)`, `if _exchange(staging, real)`), where None is false "
+        "as well"
+    ),
+    **{
+        ("report/report_folder.py", line, "drop clause 2 of Or"): (
+            "`exc.strerror or exc` where exc always comes from the OS (os.mkdir, os.rename, "
+            "iterdir, or _exchange's OSError(code, strerror)): strerror is never empty there"
+        )
+        for line in (
+            'return f"cannot be read ({exc.strerror or exc})", '
+            'f"choose a folder you can read {_WHERE}"',
+            'f"cannot create the report folder {target}: {exc.strerror or exc}",',
+            'f"cannot replace the report folder {target}: {exc.strerror or exc}",',
+            'f"{real.parent} ({exc.strerror or exc})",',
+        )
+    },
+    ("files.py", 'pid_text = entry.name[len(prefix) :].split("-", 1)[0]', "1 -> 2"): (
+        "split's maxsplit never changes the first field"
+    ),
+}

@@ -1,0 +1,44 @@
+"""Rules of measure/metrics.py that mutants found unchecked, beside test_metrics.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from pytest_niah.measure.metrics import QuestionScores, cohens_d, weighted_metrics
+
+
+def test_a_spread_of_float_dust_on_large_scores_is_no_spread():
+    # Found (mutation, metrics.py:120 `1e-12 * scale` -> `1e-12 / scale`): "no spread" is
+    # judged relative to the scores' size: one ulp apart at 1e6 (about 1e-10) is float dust,
+    # not a difference to standardise by.
+    dust = np.nextafter(1e6, 2e6)
+    assert math.isnan(cohens_d([1e6, 1e6, dust], [1e6, 1e6, 1e6]))
+    assert not math.isnan(cohens_d([1e6, 1e6, 1e6 + 1.0], [1e6, 1e6, 1e6]))  # a real spread
+
+
+def test_a_resample_that_draws_no_question_is_undefined_without_a_warning():
+    # Found (mutation, metrics.py:286 `where=den > 0` -> `>= 0`): a metric over no drawn
+    # question is NaN, and computing it divides nothing by zero (no RuntimeWarning).
+    questions = [
+        QuestionScores(
+            group_id=g,
+            positives=np.array([0.9, 0.8]),
+            controls=np.zeros(2),
+            unread=np.zeros(2, bool),
+            negatives=np.array([0.1, 0.2, 0.3]),
+            normalized=np.array([0.9, 0.8]),
+        )
+        for g in ("a", "b")
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = weighted_metrics(questions, np.array([[0, 0], [1, 1], [1, 0]]))
+    # Found (mutation, metrics.py:286 `den > 0` -> `den > 1`): one question drawn once counts.
+    assert all(math.isnan(v[0]) and not np.isnan(v[1:]).any() for v in out.values())
+    with pytest.raises(dataclasses.FrozenInstanceError):  # metrics.py:181: a frozen value
+        questions[0].group_id = "z"  # type: ignore[misc]

@@ -1,0 +1,58 @@
+"""Rules of experiment/shard_parts.py that mutants found unchecked (parts made here, no run)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_niah.config.niah import NiahConfig
+from pytest_niah.embed.server_fingerprint import ServerFingerprint
+from pytest_niah.errors import ShardError
+from pytest_niah.experiment.shard_parts import PART_SCHEMA, Part, Shard, same_served_run, write_part
+from pytest_niah.experiment.shards import results_from_shards
+
+ROWS = ((1.0, 0.0), (0.0, 1.0))
+
+
+def _part(index: int, seed: int, fingerprint: ServerFingerprint | None, answers: str) -> Part:
+    model = {"fingerprint": answers, "identity": {"source": {"answers": answers}}}
+    manifest = {"config": {"seed": seed}, "layout": {"model": model}}
+    if fingerprint is not None:
+        manifest["server"] = asdict(fingerprint)
+    return Part(Path(f"part-{index}"), Shard(index, 2), manifest, [], np.zeros((0, 2)))
+
+
+def test_parts_of_a_noisy_server_are_one_run_only_when_all_else_is_the_same():
+    # Found (mutation, shard_parts.py:141 `or` -> `and`): matching fingerprints make two
+    # parts one run only if everything but the answers key is the same, and both have one.
+    fingerprint = ServerFingerprint(None, 64, "no limit within 64 tokens", 1e-3, ROWS)
+    one, two = _part(1, 1, fingerprint, "a"), _part(2, 1, fingerprint, "b")
+    assert same_served_run(one, two)
+    assert same_served_run(one, _part(2, 2, fingerprint, "b")) is False  # another seed
+    assert not same_served_run(one, _part(2, 1, None, "b"))  # no fingerprint
+    assert not same_served_run(_part(1, 1, None, "a"), two)
+
+
+def _written(folder: Path, index: int, fingerprint: ServerFingerprint | None, answers: str):
+    manifest = {
+        "part_schema": PART_SCHEMA,
+        "shard": [index, 2],
+        "config": {"seed": 1},
+        "layout": {"plan": {"tokens": {}}, "model": {"fingerprint": answers}},
+    }
+    if fingerprint is not None:
+        manifest["server"] = asdict(fingerprint)
+    write_part(folder / f"part-{index:03d}-of-002.npz", manifest, [], np.zeros((0, 2)))
+
+
+def test_parts_of_a_served_model_and_of_another_are_named_not_a_traceback(tmp_path: Path):
+    # Found (mutation, shards.py:238 `theirs is not None` dropped): the first part measured
+    # a server, the second did not (another model): the refusal names the model identity.
+    fingerprint = ServerFingerprint(None, 64, "no limit within 64 tokens", 1e-3, ROWS)
+    _written(tmp_path, 1, fingerprint, "served-model")
+    _written(tmp_path, 2, None, "local-model")
+    with pytest.raises(ShardError, match=r"comes from another run .*\(model identity local-model"):
+        results_from_shards(NiahConfig(model="packaged-static"), tmp_path)
