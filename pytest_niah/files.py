@@ -251,11 +251,9 @@ def _is_special(path: Path) -> bool:
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
     except PermissionError:
         return True
-    except OSError:
+    except (OSError, OverflowError):  # no such process; a pid past a C long is none either
         return False
     return True
 

@@ -175,7 +175,6 @@ def test_where_the_file_system_has_no_hard_links_a_name_is_still_created_once(
     assert [p.name for p in tmp_path.iterdir()] == ["run-1.json"]  # no temp left
 
 
-@pytest.mark.xfail(strict=True, reason="BUG for the lead: files.py _alive() lets OverflowError out")
 def test_a_temp_named_with_a_pid_too_large_for_the_system_is_removed_not_a_crash(
     tmp_path: Path,
 ):
