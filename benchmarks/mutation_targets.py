@@ -186,6 +186,9 @@ TARGETS: dict[str, list[str]] = {
         "tests/embed/test_server_fingerprint_rules.py",
         f"{SERVED}::test_fingerprints_match_within_the_measured_spread_and_are_kept_per_endpoint",
     ],
+    # a static model folder read once per process: what a later load may share, and when a
+    # folder counts as the same
+    "embed/static_memo.py": ["tests/embed/test_static_memo.py"],
     # identity: what makes two models the same
     "embed/identity.py": ["tests/embed/test_identity.py", "tests/embed/test_identity_edges.py"],
 }
