@@ -157,4 +157,27 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("files.py", 'pid_text = entry.name[len(prefix) :].split("-", 1)[0]', "1 -> 2"): (
         "split's maxsplit never changes the first field"
     ),
+    **{
+        ("embed/identity.py", "_CHUNK = 1 << 20", description): (
+            "the size of the pieces a file is read in: sha256 over the pieces in order is the "
+            "same digest for any size"
+        )
+        for description in ("1 -> 2", "20 -> 21")
+    },
+    ("embed/secrets.py", 'after_scheme = _SCHEME.sub("", view, count=1)', "1 -> 2"): (
+        "_SCHEME is anchored at the start (^, no MULTILINE): after the first match re.sub "
+        "finds no second one, so any count removes the same scheme"
+    ),
+    ("experiment/shards.py", "load = [0] * count", "0 -> 1"): (
+        "every share starts with the same load either way: the share with the fewest tokens "
+        "(ties: the lower) is the same for every input, so the shares are the same"
+    ),
+    (
+        "experiment/speed.py",
+        "if size is not None and len(sample) >= size:",
+        "delete if",
+    ): (
+        "stops the walk over blocks early only: the sample grows in block order and is cut "
+        "to size on return, so its first size inputs are the same with or without the break"
+    ),
 }

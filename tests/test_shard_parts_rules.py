@@ -11,7 +11,14 @@ import pytest
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.server_fingerprint import ServerFingerprint
 from pytest_niah.errors import ShardError
-from pytest_niah.experiment.shard_parts import PART_SCHEMA, Part, Shard, same_served_run, write_part
+from pytest_niah.experiment.shard_parts import (
+    PART_SCHEMA,
+    Part,
+    Shard,
+    read_part,
+    same_served_run,
+    write_part,
+)
 from pytest_niah.experiment.shards import results_from_shards
 
 ROWS = ((1.0, 0.0), (0.0, 1.0))
@@ -56,3 +63,19 @@ def test_parts_of_a_served_model_and_of_another_are_named_not_a_traceback(tmp_pa
     _written(tmp_path, 2, None, "local-model")
     with pytest.raises(ShardError, match=r"comes from another run .*\(model identity local-model"):
         results_from_shards(NiahConfig(model="packaged-static"), tmp_path)
+
+
+def test_a_part_with_fewer_vectors_than_keys_is_named_not_a_traceback(tmp_path: Path):
+    # Found (mutation, shard_parts.py:182, the count check deleted): a part written with three
+    # keys and two vectors has a digest that matches what it holds; without the check, the
+    # rows were reshaped to one per key and failed with a traceback.
+    manifest = {
+        "part_schema": PART_SCHEMA,
+        "shard": [1, 2],
+        "config": {"seed": 1},
+        "layout": {"plan": {"tokens": {}}, "model": {"fingerprint": "m"}},
+    }
+    path = tmp_path / "part-001-of-002.npz"
+    write_part(path, manifest, ["a", "b", "c"], np.ones((2, 2)))
+    with pytest.raises(ShardError, match=r"part-001-of-002\.npz holds 3 keys but 2 vectors"):
+        read_part(path)

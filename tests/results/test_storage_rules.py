@@ -19,3 +19,23 @@ def test_where_a_run_would_be_saved_is_asked_only_of_a_usable_name(tmp_path: Pat
         with pytest.raises(ConfigError):
             ask(name, "model")
     assert store.path("base", "model").parent == store.folder("model")
+
+
+def test_a_machine_folder_that_cannot_be_listed_is_passed_over(tmp_path: Path, monkeypatch):
+    # Found (mutation, storage.py:333 `return []` -> `return None`): a machine folder the
+    # process may not list (no permission, or removed since the model folder was listed) is
+    # passed over, and the runs of the others are still found. Root may list any folder, so
+    # the refusal is the operating system's answer made here.
+    readable, locked = tmp_path / "model" / "machine-a", tmp_path / "model" / "machine-b"
+    for folder in (readable, locked):
+        folder.mkdir(parents=True)
+        (folder / "base.json").write_text("{}", encoding="utf-8")
+    real_iterdir = Path.iterdir
+
+    def iterdir(self: Path):
+        if self == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_iterdir(self)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    assert RunStore(tmp_path).files() == [readable / "base.json"]
