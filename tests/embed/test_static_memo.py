@@ -1,13 +1,12 @@
 """A static model folder is read once per process, and every load still gets its own model.
 
-The folder is a small model2vec model written here (a word-level vocabulary of 116 words):
-what the memo keeps and copies is the same for the packaged 276,326-token model, which
-takes seconds to read.
+The folder is a small model2vec model (tests/conftest.py's ``tiny_static_model``): what the
+memo keeps and copies is the same for the packaged 276,326-token model, which takes seconds
+to read.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -36,28 +35,9 @@ class CountingClass:
         return self.real(*args, **kwargs)
 
 
-def write_static_model(folder: Path) -> Path:
-    """A model2vec folder: a word-level tokenizer, 8-wide embeddings, a config."""
-    import numpy as np
-    from safetensors.numpy import save_file
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    known = "The the lighthouse keeper counted gulls Tea sugar and a tin of biscuits old sailor"
-    # At least 100 tokens: fewer reads as a tokenizer whose vocabulary files are missing.
-    words = ["[UNK]", *known.split(), *(f"filler{i}" for i in range(100))]
-    folder.mkdir(parents=True)
-    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer.save(str(folder / "tokenizer.json"))
-    weights = np.random.default_rng(7).standard_normal((len(words), 8)).astype(np.float32)
-    save_file({"embeddings": weights}, str(folder / "model.safetensors"))
-    (folder / "config.json").write_text(json.dumps({"normalize": True}))
-    return folder
-
-
 @pytest.fixture(scope="module")
-def static_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_static_model(tmp_path_factory.mktemp("static") / "model")
+def static_folder(tiny_static_model: Path) -> Path:
+    return tiny_static_model
 
 
 def vectors(module: Any) -> Any:
