@@ -168,6 +168,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_SCHEME is anchored at the start (^, no MULTILINE): after the first match re.sub "
         "finds no second one, so any count removes the same scheme"
     ),
+    (
+        "measure/metrics.py",
+        "if x.size >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:",
+        "drop clause 3 of And",
+    ): (
+        "scores without spread then reach scipy, whose pearsonr of a constant is NaN and whose "
+        "least-squares slope of a constant is 0.0: the (NaN, 0.0) the next branch gives"
+    ),
     ("experiment/shards.py", "load = [0] * count", "0 -> 1"): (
         "every share starts with the same load either way: the share with the fewest tokens "
         "(ties: the lower) is the same for every input, so the shares are the same"

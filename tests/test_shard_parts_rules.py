@@ -19,7 +19,7 @@ from pytest_niah.experiment.shard_parts import (
     same_served_run,
     write_part,
 )
-from pytest_niah.experiment.shards import results_from_shards
+from pytest_niah.experiment.shards import results_from_shards, shares
 
 ROWS = ((1.0, 0.0), (0.0, 1.0))
 
@@ -79,3 +79,11 @@ def test_a_part_with_fewer_vectors_than_keys_is_named_not_a_traceback(tmp_path: 
     write_part(path, manifest, ["a", "b", "c"], np.ones((2, 2)))
     with pytest.raises(ShardError, match=r"part-001-of-002\.npz holds 3 keys but 2 vectors"):
         read_part(path)
+
+
+def test_an_input_of_one_token_weighs_one_token_in_the_shares():
+    # Found (mutation, shards.py:64 `max(tokens[key], 1)` -> `max(tokens[key], 2)`): only an
+    # empty input is counted as one token; a one-token input weighs what it holds, so two of
+    # them balance one two-token input.
+    assert shares({"a": 1, "b": 1, "c": 2}, 2) == [["c"], ["a", "b"]]
+    assert shares({"a": 0, "b": 0, "c": 2}, 2) == [["c"], ["a", "b"]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_niah.config.strict_json import check_value, strict_loads
+from pytest_niah.config.strict_json import check_value, json_path, strict_loads
 from pytest_niah.errors import NiahError
 from pytest_niah.inputs.expansions import load_expansions
 
@@ -79,3 +79,11 @@ def test_a_refused_string_is_located_by_its_path_and_a_bare_one_by_none():
         with pytest.raises(_Generic):
             check_value(value, recording)
     assert paths[0] is None and paths[1]
+
+
+def test_a_location_names_every_index_and_every_key_that_is_not_plain():
+    # Found (mutation, strict_json.py:64 and :68, an append deleted): an error's location
+    # keeps list indexes and bracketed keys, so it leads to the value at fault.
+    assert json_path(["groups", 3, "needles", "onehop"]) == "groups[3].needles.onehop"
+    assert json_path(["expansions", "Location 1", 0]) == 'expansions["Location 1"][0]'
+    assert json_path([2, "caf\u00e9"]) == '[2]["caf\\u00e9"]'

@@ -65,3 +65,11 @@ def test_a_piece_of_the_key_at_the_end_of_an_excerpt_is_blanked_down_to_four_cha
     assert excerpt(f"echo: {key[:3]}", key, 200) == f"echo: {key[:3]}"
     # The cut itself leaves a piece of four: blanked too.
     assert excerpt(f"echo: {key[:4]}zz", key, 10) == "echo: ***"
+
+
+@pytest.mark.parametrize("key", ["", "   "])
+def test_no_key_blanks_nothing(key):
+    # Found (mutation, secrets.py:132 `if not forms: return text` deleted): without a key
+    # there is nothing to blank; the text comes back as it was, not cut to pieces.
+    text = "POST /v1/embeddings: 503 Service Unavailable (retry after 2 s)"
+    assert redact(text, key) == text

@@ -42,3 +42,24 @@ def test_a_resample_that_draws_no_question_is_undefined_without_a_warning():
     assert all(math.isnan(v[0]) and not np.isnan(v[1:]).any() for v in out.values())
     with pytest.raises(dataclasses.FrozenInstanceError):  # metrics.py:181: a frozen value
         questions[0].group_id = "z"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("empty", ["positives", "negatives"])
+def test_a_question_without_cases_or_controls_is_undefined_without_a_warning(empty):
+    # Found (mutation, metrics.py:213 the empty check deleted): with no scored case or no
+    # finite control, every per-question figure is NaN, and no empty mean is taken.
+    arrays = {"positives": [0.9, 0.8], "negatives": [0.1, math.nan]}
+    arrays[empty] = [] if empty == "positives" else [math.nan]
+    cases = len(arrays["positives"])
+    question = QuestionScores(
+        group_id="g",
+        positives=np.array(arrays["positives"]),
+        controls=np.full(cases, 0.5),
+        unread=np.zeros(cases, dtype=bool),
+        negatives=np.array(arrays["negatives"]),
+        normalized=np.full(cases, 0.1),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figures = question.per_question()
+    assert figures and all(math.isnan(v) for v in figures.values())

@@ -39,3 +39,15 @@ def test_a_machine_folder_that_cannot_be_listed_is_passed_over(tmp_path: Path, m
 
     monkeypatch.setattr(Path, "iterdir", iterdir)
     assert RunStore(tmp_path).files() == [readable / "base.json"]
+
+
+def test_the_runs_of_the_labels_asked_for_and_only_those(tmp_path: Path):
+    # Found (mutation, storage.py:172 the label filter deleted): files(labels=...) lists
+    # the saved runs of those labels, not every label's.
+    store = RunStore(tmp_path)
+    for label in ("model-a", "model-b"):
+        folder = store.folder(label)
+        folder.mkdir(parents=True)
+        (folder / "base.json").write_text("{}", encoding="utf-8")
+    assert store.files(["model-a"]) == [store.folder("model-a") / "base.json"]
+    assert len(store.files()) == 2
