@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Verbosity, settings
@@ -143,6 +145,14 @@ def frozen_value(value: object) -> object:
 def frozen():
     """:func:`frozen_value`, for exact comparisons of results objects."""
     return frozen_value
+
+
+@pytest.fixture
+def bench_script(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], Any]:
+    """Imports ``benchmarks/NAME.py`` in this interpreter (torch imported already), its folder
+    first on ``sys.path`` as when it runs as a script."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    return importlib.import_module
 
 
 @pytest.fixture(scope="session")

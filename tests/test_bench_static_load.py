@@ -1,32 +1,19 @@
 """benchmarks/bench_static_load.py: the figure behind "a static model folder is read once".
 
-The script runs in this interpreter (torch imported already), its folder first on
-``sys.path``, as when it runs as a script.
+The script runs in this interpreter (tests/conftest.py's ``bench_script``).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-from pathlib import Path
-from typing import Any
-
-import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def bench(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    return importlib.import_module("bench_static_load")
 
 
 def test_the_bench_times_a_read_and_a_load_from_the_memo(
-    tmp_path, monkeypatch, capsys, tiny_static_model
+    tmp_path, bench_script, capsys, tiny_static_model
 ):
     out = tmp_path / "load.json"
     argv = [f"--model={tiny_static_model}", "--repeat=2", f"--json={out}"]
-    assert bench(monkeypatch).main(argv) == 0
+    assert bench_script("bench_static_load").main(argv) == 0
     row = json.loads(out.read_text(encoding="utf-8"))
     assert row["read"] > 0 and row["again"] > 0
     assert row["ratio"] == row["again"] / row["read"] and row["repeat"] == 2
@@ -34,6 +21,6 @@ def test_the_bench_times_a_read_and_a_load_from_the_memo(
     assert f"{tiny_static_model}: read " in shown and "(fastest of 2)" in shown
 
 
-def test_a_model_that_is_not_a_static_folder_is_refused(monkeypatch, capsys):
-    assert bench(monkeypatch).main(["--model=packaged-minilm"]) == 2
+def test_a_model_that_is_not_a_static_folder_is_refused(bench_script, capsys):
+    assert bench_script("bench_static_load").main(["--model=packaged-minilm"]) == 2
     assert "--model=packaged-minilm: not a model2vec folder" in capsys.readouterr().err

@@ -13,7 +13,6 @@ targets are ratios printed by ``benchmarks/bench_grid.py``, never asserted here.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import subprocess
@@ -66,15 +65,10 @@ def record(benchmark: Any, clock: Clock, **rates: float) -> None:
         benchmark.extra_info[f"{name}_per_s"] = round(amount / clock.mean, 1)
 
 
-def run_script(name: str, argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys) -> str:
-    """``python benchmarks/NAME.py ARGV`` in this interpreter (torch imported already): stdout.
-
-    The script's folder goes first on ``sys.path`` and ``cwd`` is ``tmp_path``, as when it
-    runs as a script; it must return 0.
-    """
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    module = importlib.import_module(name)
-    done = module.main(argv)
+def run_script(name: str, argv: list[str], bench_script, capsys) -> str:
+    """``python benchmarks/NAME.py ARGV`` in this interpreter (tests/conftest.py's
+    ``bench_script``): stdout. ``cwd`` is the test's own; the script must return 0."""
+    done = bench_script(name).main(argv)
     out, err = capsys.readouterr()
     assert done == 0, out + err
     return out
@@ -215,7 +209,7 @@ def test_summarize_large_case_list(benchmark):
 
 @pytest.mark.slow
 def test_the_grid_bench_runs_and_prints_its_ratios(
-    tmp_path: Path, shared_corpus_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    tmp_path: Path, shared_corpus_dir: Path, monkeypatch: pytest.MonkeyPatch, bench_script, capsys
 ):
     """``benchmarks/bench_grid.py`` on a tiny grid: every step reports a number and a verdict.
 
@@ -234,7 +228,7 @@ def test_the_grid_bench_runs_and_prints_its_ratios(
         "--repeat=2",
         f"--json={out}",
     ]
-    stdout = run_script("bench_grid", command, monkeypatch, capsys)
+    stdout = run_script("bench_grid", command, bench_script, capsys)
     report = json.loads(out.read_text(encoding="utf-8"))
     ratios = report["ratios"]
     assert set(ratios) == {"cold", "cold_tokens_cached", "warm"}, ratios
@@ -274,7 +268,7 @@ def test_the_long_bench_reports_memory_and_time_per_length(tmp_path: Path, share
 
 @pytest.mark.slow
 def test_the_readme_speed_figure_is_drawn_from_three_real_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bench_script, capsys
 ):
     """``benchmarks/readme_speed_figure.py``: the report's speed figure, a PNG, and its rates.
 
@@ -283,7 +277,7 @@ def test_the_readme_speed_figure_is_drawn_from_three_real_runs(
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "speed.png"
     stdout = run_script(
-        "readme_speed_figure", ["--lengths=128,256", f"--out={out}"], monkeypatch, capsys
+        "readme_speed_figure", ["--lengths=128,256", f"--out={out}"], bench_script, capsys
     )
     assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     lines = [line for line in stdout.splitlines() if "tokens/s:" in line]
