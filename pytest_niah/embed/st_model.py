@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from pytest_niah.embed import st_late_interaction as late
 from pytest_niah.embed.device import Placement
 from pytest_niah.embed.fast_tokenizer import check_vocabulary
+from pytest_niah.embed.gc_pause import collection_paused
 from pytest_niah.embed.models import is_model2vec_folder, looks_local
 from pytest_niah.embed.st_loading import (
     backend_tokenizer,
@@ -45,7 +46,8 @@ class ModelRequest(Protocol):
 
 def sentence_transformer_class() -> Any:
     """``SentenceTransformer``, imported with transformers' progress bars off."""
-    from sentence_transformers import SentenceTransformer
+    with collection_paused():
+        from sentence_transformers import SentenceTransformer
 
     quiet_transformers()
     return SentenceTransformer
@@ -71,7 +73,8 @@ def load_model(
         EmbedderError: The model failed to load (the error says why and what to do).
     """
     try:
-        model = _construct(request, loader, placement.devices[0], revision, local_folder)
+        with collection_paused():
+            model = _construct(request, loader, placement.devices[0], revision, local_folder)
     except Exception as exc:
         raise EmbedderError(
             *load_failure(request.name, request.path, request.model_kwargs, exc)
@@ -80,7 +83,8 @@ def load_model(
         import torch
 
         model.to(getattr(torch, placement.dtype))
-    _check_loaded(request, model)
+    with collection_paused():
+        _check_loaded(request, model)
     return model
 
 
