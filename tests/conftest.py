@@ -72,6 +72,25 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.dist = "loadscope"
         config.option.loadscopereorder = False  # keep the order chosen below
     _share_the_cores_between_workers()
+    _started_runs_skip_the_last_collections(config)
+
+
+# -- the pytest runs a test starts skip pytest's last garbage collections -----------------------
+# At exit pytest collects garbage five times to report exceptions raised in finalizers; with
+# torch and transformers imported each pass walks ~450,000 objects: 1-2 CPU-seconds for every
+# run a docs or workflow test starts (the shard workflow's test: 59 -> 52 CPU-seconds). Set in
+# the environment those runs inherit, not in this process; never in xdist's controller, whose
+# workers would inherit it; pytester clears it for the runs it starts.
+_NO_EXIT_COLLECTIONS = "-p no:unraisableexception"
+
+
+def _started_runs_skip_the_last_collections(config: pytest.Config) -> None:
+    controller = getattr(config.option, "numprocesses", None) and not os.environ.get(
+        "PYTEST_XDIST_WORKER"
+    )
+    given = os.environ.get("PYTEST_ADDOPTS", "")
+    if not controller and _NO_EXIT_COLLECTIONS not in given:
+        os.environ["PYTEST_ADDOPTS"] = f"{given} {_NO_EXIT_COLLECTIONS}".strip()
 
 
 # -- xdist: each worker's torch gets its share of the cores, not all of them ---------------------
