@@ -9,7 +9,13 @@ import warnings
 import numpy as np
 import pytest
 
-from pytest_niah.measure.metrics import QuestionScores, cohens_d, weighted_metrics
+from pytest_niah.measure.metrics import (
+    QuestionScores,
+    cohens_d,
+    pooled_sd,
+    separation,
+    weighted_metrics,
+)
 
 
 def test_a_spread_of_float_dust_on_large_scores_is_no_spread():
@@ -63,3 +69,26 @@ def test_a_question_without_cases_or_controls_is_undefined_without_a_warning(emp
         warnings.simplefilter("error")
         figures = question.per_question()
     assert figures and all(math.isnan(v) for v in figures.values())
+
+
+@pytest.mark.parametrize("empty", ["positives", "negatives"])
+def test_an_empty_side_has_no_separation_or_effect_size_and_takes_no_empty_mean(empty):
+    # Found (mutation sweep mutA, metrics.py:88 and :111, each empty-side check deleted or a
+    # clause dropped): with no positive or no negative score, both figures are NaN, and no
+    # mean of an empty array is taken (numpy would warn).
+    sides = {"positives": [0.9, 0.8, 0.7], "negatives": [0.1, 0.2, 0.4]}
+    sides[empty] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(separation(sides["positives"], sides["negatives"]))
+        assert math.isnan(cohens_d(sides["positives"], sides["negatives"]))
+
+
+def test_a_pooled_spread_needs_three_scores_even_on_one_side():
+    # Found (mutation sweep mutA, metrics.py:98 the `n1 + n2 < 3` check deleted): two scores
+    # on one side and none on the other have one degree of freedom left; the rule still says
+    # undefined, and one score on each side (no degree of freedom) is no division by zero.
+    assert math.isnan(pooled_sd([0.2, 0.4], []))
+    assert math.isnan(pooled_sd([], [0.2, 0.4]))
+    assert math.isnan(pooled_sd([0.2], [0.4]))
+    assert pooled_sd([0.2, 0.4], [0.3]) == pytest.approx(math.sqrt(0.02 / 1))
