@@ -188,4 +188,20 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "stops the walk over blocks early only: the sample grows in block order and is cut "
         "to size on return, so its first size inputs are the same with or without the break"
     ),
+    # -- mutA sweep: measure/, results/compare and deltas, config/, naming -------------------
+    ("measure/metrics.py", "if math.isnan(sd) or sd <= 1e-12 * scale:", "drop clause 1 of Or"): (
+        "a NaN spread fails `sd <= ...` and reaches `difference / sd`, which is NaN too (a "
+        "float division by NaN neither raises nor warns): the same NaN either way"
+    ),
+    **{
+        (
+            "measure/metrics.py",
+            f'warnings.simplefilter("ignore", getattr(stats, "{name}", Warning))',
+            "delete call",
+        ): (
+            f"scipy's {name} is a RuntimeWarning (through DegenerateDataWarning), which the "
+            "line before already ignores: the filter only names it for the reader"
+        )
+        for name in ("NearConstantInputWarning", "ConstantInputWarning")
+    },
 }

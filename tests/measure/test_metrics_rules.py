@@ -13,6 +13,7 @@ from pytest_niah.measure.metrics import (
     QuestionScores,
     cohens_d,
     pooled_sd,
+    position_effects,
     separation,
     weighted_metrics,
 )
@@ -92,3 +93,79 @@ def test_a_pooled_spread_needs_three_scores_even_on_one_side():
     assert math.isnan(pooled_sd([], [0.2, 0.4]))
     assert math.isnan(pooled_sd([0.2], [0.4]))
     assert pooled_sd([0.2, 0.4], [0.3]) == pytest.approx(math.sqrt(0.02 / 1))
+
+
+def test_unread_flags_given_as_a_list_or_as_zeros_and_ones_read_as_flags():
+    # Found (mutation sweep mutA, metrics.py:204 the conversion of `unread` deleted): the
+    # flags may come as a plain list or as 0/1; they are read as booleans, so an unread
+    # case ties (0.5) and contributes no separation, the same as with a bool array.
+    def question(unread: object) -> QuestionScores:
+        return QuestionScores(
+            group_id="g",
+            positives=np.array([0.9, 0.3]),
+            controls=np.array([0.1, 0.3]),
+            unread=unread,  # type: ignore[arg-type]
+            negatives=np.array([0.2, 0.4]),
+            normalized=np.array([0.9, 0.3]),
+        )
+
+    expected = question(np.array([False, True]))
+    for given in ([False, True], np.array([0, 1]), [[0], [1]]):
+        q = question(given)
+        assert q.unread.dtype == bool and q.unread.shape == (2,)
+        assert q.per_question() == expected.per_question()
+        assert q.ratio_wins() == expected.ratio_wins() == 1.5
+
+
+def test_counts_of_one_dimension_are_refused_naming_the_shape_expected():
+    # Found (mutation sweep mutA, metrics.py:260 the `ndim != 2` clause dropped): a flat
+    # count vector is a clear error naming the shape wanted, not an IndexError.
+    question = QuestionScores("g", [0.9], [0.1], [False], [0.2, 0.4], [0.9])
+    with pytest.raises(ValueError, match=r"counts must have shape \(n, 1\), got \(1,\)"):
+        weighted_metrics([question], np.array([1]))
+    with pytest.raises(ValueError, match=r"got \(1, 1, 1\)"):
+        weighted_metrics([question], np.ones((1, 1, 1)))
+
+
+def test_below_unit_scores_a_spread_counts_from_a_millionth_of_a_millionth():
+    # Found (mutation sweep mutA, metrics.py:118 the scale's floor 1.0 -> 2.0): for scores of
+    # size 1 or less, "no spread" means a pooled standard deviation of at most 1e-12; above
+    # it the effect size is a number.
+    def spread_of(d: float) -> float:
+        return math.sqrt(d * d * 2 / 3 / 4)  # pos [0, 0, d], neg [0, 0, 0]: 4 degrees of freedom
+
+    for d, defined in ((4e-12, True), (2e-12, False)):
+        assert (spread_of(d) > 1e-12) is defined
+        effect = cohens_d([0.0, 0.0, d], [0.0, 0.0, 0.0])
+        assert math.isfinite(effect) is defined
+
+
+def test_position_effects_are_a_frozen_value():
+    # Found (mutation sweep mutA, metrics.py:125 frozen=True -> False).
+    effects = position_effects([0.0, 0.5, 1.0], [0.3, 0.2, 0.1])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        effects.slope = 0.0  # type: ignore[misc]
+
+
+def test_needles_all_at_one_position_have_no_position_effect_whatever_the_scores():
+    # Found (mutation sweep mutA, metrics.py:151 `np.ptp(x) > 0` -> `>= 0`): with no spread
+    # of positions there is no correlation and no slope to fit (NaN both), not scipy's error.
+    effects = position_effects([0.5, 0.5, 0.5], [0.1, 0.2, 0.4])
+    assert math.isnan(effects.pearson_r) and math.isnan(effects.slope)
+    assert effects.middle == pytest.approx(0.7 / 3)
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [
+        [0.5, 0.5, 0.5 + 1e-16],  # equal up to rounding: scipy's NearConstantInputWarning
+        [1e155, 0.0, 2e155],  # past any cosine: the fit's sums overflow (RuntimeWarning)
+    ],
+)
+def test_position_effects_of_awkward_scores_warn_nothing(scores):
+    # Found (mutation sweep mutA, metrics.py:154 and :155, a warning filter deleted): the
+    # figures come back quietly; a warning in a pytest run would read as a problem of the run.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        effects = position_effects([0.0, 0.5, 1.0], scores)
+    assert effects.pearson_r == pytest.approx(effects.pearson_r)  # a number, not NaN
