@@ -169,3 +169,10 @@ def test_position_effects_of_awkward_scores_warn_nothing(scores):
         warnings.simplefilter("error")
         effects = position_effects([0.0, 0.5, 1.0], scores)
     assert effects.pearson_r == pytest.approx(effects.pearson_r)  # a number, not NaN
+
+
+def test_an_empty_side_adds_nothing_to_the_pooled_spread():
+    # Found (mutation sweep mutA, metrics.py:100 either `else 0.0` -> `1.0`): the pooled
+    # spread of three scores and none is their own sample standard deviation.
+    assert pooled_sd([0.2, 0.4, 0.6], []) == pytest.approx(0.2)
+    assert pooled_sd([], [0.2, 0.4, 0.6]) == pytest.approx(0.2)
