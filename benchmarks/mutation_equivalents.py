@@ -204,4 +204,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
         for name in ("NearConstantInputWarning", "ConstantInputWarning")
     },
+    ("measure/metrics.py", "weights = np.ones((1, len(questions)))", "1 -> 2"): (
+        "two rows of the same weights give two equal resamples, and only row 0 is read"
+    ),
 }

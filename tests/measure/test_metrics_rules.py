@@ -176,3 +176,11 @@ def test_an_empty_side_adds_nothing_to_the_pooled_spread():
     # spread of three scores and none is their own sample standard deviation.
     assert pooled_sd([0.2, 0.4, 0.6], []) == pytest.approx(0.2)
     assert pooled_sd([], [0.2, 0.4, 0.6]) == pytest.approx(0.2)
+
+
+def test_two_positions_of_equal_scores_have_a_flat_slope_and_no_correlation():
+    # Found (mutation sweep mutA, metrics.py:159 `x.size >= 2` -> `> 2`): two needle positions
+    # are enough for a slope; equal scores there give slope 0 and an undefined r.
+    effects = position_effects([0.0, 1.0], [0.4, 0.4])
+    assert effects.slope == 0.0 and math.isnan(effects.pearson_r)
+    assert math.isnan(position_effects([0.5], [0.4]).slope)  # one position: no slope at all
