@@ -93,6 +93,7 @@ def test_a_pooled_spread_needs_three_scores_even_on_one_side():
     assert math.isnan(pooled_sd([], [0.2, 0.4]))
     assert math.isnan(pooled_sd([0.2], [0.4]))
     assert pooled_sd([0.2, 0.4], [0.3]) == pytest.approx(math.sqrt(0.02 / 1))
+    assert pooled_sd([0.3], [0.2, 0.4]) == pytest.approx(math.sqrt(0.02 / 1))  # and :101
 
 
 def test_unread_flags_given_as_a_list_or_as_zeros_and_ones_read_as_flags():
