@@ -185,3 +185,12 @@ def test_two_positions_of_equal_scores_have_a_flat_slope_and_no_correlation():
     effects = position_effects([0.0, 1.0], [0.4, 0.4])
     assert effects.slope == 0.0 and math.isnan(effects.pearson_r)
     assert math.isnan(position_effects([0.5], [0.4]).slope)  # one position: no slope at all
+
+
+def test_a_spread_of_exactly_the_floor_is_still_no_spread():
+    # Found (mutation sweep mutA, metrics.py:120 `sd <= 1e-12 * scale` -> `<`): the floor is
+    # inclusive. Here the pooled spread is exactly 1e-12 in floating point: (-a)^2 + a^2 over
+    # two degrees of freedom is a^2, whose square root is a.
+    a = 1e-12
+    assert pooled_sd([-a, a], [0.0, 0.0]) == a
+    assert math.isnan(cohens_d([-a, a], [0.0, 0.0]))
