@@ -207,4 +207,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("measure/metrics.py", "weights = np.ones((1, len(questions)))", "1 -> 2"): (
         "two rows of the same weights give two equal resamples, and only row 0 is read"
     ),
+    (
+        "config/strict_json.py",
+        'raise AssertionError("no repeated key")  # pragma: no cover - called on a repeat only',
+        "delete raise",
+    ): (
+        "unreachable: _first_repeated is called only when dict(items) is shorter than items, "
+        "so some key repeats and the loop returns it before the raise"
+    ),
 }

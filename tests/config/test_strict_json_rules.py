@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pytest_niah.config.strict_json import check_value, json_path, strict_loads
@@ -87,3 +89,27 @@ def test_a_location_names_every_index_and_every_key_that_is_not_plain():
     assert json_path(["groups", 3, "needles", "onehop"]) == "groups[3].needles.onehop"
     assert json_path(["expansions", "Location 1", 0]) == 'expansions["Location 1"][0]'
     assert json_path([2, "caf\u00e9"]) == '[2]["caf\\u00e9"]'
+
+
+def _nested(levels: int, inner: str = "1") -> str:
+    return "[" * levels + inner + "]" * levels
+
+
+def test_parsed_text_is_checked_for_depth_and_lone_surrogates_at_the_32_level_limit():
+    # Found (mutation sweep mutA, strict_json.py:141 the check after parsing deleted, :42
+    # MAX_DEPTH 32 -> 33, :252 the too-deep error's return lost): 32 levels of arrays read,
+    # 33 are refused with the caller's error naming the limit; a lone surrogate escape that
+    # json itself reads is refused too.
+    assert strict_loads(_nested(32), _fail) == json.loads(_nested(32))
+    with pytest.raises(_Generic) as deep:
+        strict_loads(_nested(33), _fail)
+    assert "more than 32 levels deep" in deep.value.problem
+    assert deep.value.hint == (
+        "check that the file is the data file you meant, and that brackets are balanced."
+    )
+    with pytest.raises(_Generic) as value:
+        strict_loads(_nested(33), _fail, what="the value")
+    assert value.value.problem.startswith("the value nests")
+    assert value.value.hint == "check that brackets are balanced."
+    with pytest.raises(_Generic, match=r"\\ud800"):
+        strict_loads('{"k": ["ok", "bad\\ud800"]}', _fail)
