@@ -113,3 +113,53 @@ def test_parsed_text_is_checked_for_depth_and_lone_surrogates_at_the_32_level_li
     assert value.value.hint == "check that brackets are balanced."
     with pytest.raises(_Generic, match=r"\\ud800"):
         strict_loads('{"k": ["ok", "bad\\ud800"]}', _fail)
+
+
+def test_each_refusal_of_a_text_is_the_caller_s_error_saying_what_and_where():
+    # Found (mutation sweep mutA, strict_json.py:88 and :126, a raise deleted; :234 the
+    # key flag's default): bad UTF-8 and bad syntax are the caller's error naming the byte
+    # or the line and column; a lone surrogate in a value is "the string", in a key "a key".
+    with pytest.raises(_Generic) as utf8:
+        strict_loads(b'{"a": "\xff"}', _fail)
+    assert utf8.value.problem == "the file is not valid UTF-8 (bad byte at offset 7)."
+    with pytest.raises(_Generic) as syntax:
+        strict_loads('{"a": 1,}', _fail, what="the value")
+    assert syntax.value.problem.startswith("the value is not valid JSON: ")
+    assert syntax.value.problem.endswith(" at line 1, column 9.")
+    with pytest.raises(_Generic) as string:
+        strict_loads('["\\udc00"]', _fail)
+    assert string.value.problem.startswith("the string holds the escape \\udc00 at character 0")
+    with pytest.raises(_Generic) as key:
+        strict_loads('{"k\\ud800": 1}', _fail)
+    assert key.value.problem.startswith("a key of this object holds the escape \\ud800")
+
+
+def test_numbers_json_reads_leniently_are_refused_and_a_long_one_is_shown_cut():
+    # NaN and Infinity, a float that overflows, and an integer of more than 4,300 digits.
+    for text, words in (
+        ("[NaN]", "NaN is not a JSON value"),
+        ("[-Infinity]", "-Infinity is not a JSON value"),
+        ("[1e999]", "the number 1e999 is too large"),
+        ("[" + "9" * 5000 + "]", "holds a value that cannot be read"),
+    ):
+        with pytest.raises(_Generic, match=words):
+            strict_loads(text, _fail)
+    shown = "1" * 29 + "e999"  # 33 characters: the first 30 and "..."
+    with pytest.raises(_Generic) as long:
+        strict_loads(f"[{shown}]", _fail)
+    assert f"the number {shown[:30]}... is too large" in long.value.problem
+    exact = "1" * 26 + "e999"  # 30 characters: shown whole
+    with pytest.raises(_Generic, match=f"the number {exact} is too large"):
+        strict_loads(f"[{exact}]", _fail)
+    one_more = "1" * 27 + "e999"  # 31 characters: cut
+    with pytest.raises(_Generic, match=f"the number {one_more[:30]}\\.\\.\\. is too large"):
+        strict_loads(f"[{one_more}]", _fail)
+    assert strict_loads("\ufeff[1.5]", _fail) == [1.5]  # a byte order mark is dropped
+    assert strict_loads(b"\xef\xbb\xbf[2]", _fail) == [2]
+
+
+def test_nesting_too_deep_for_the_parser_itself_is_the_same_refusal():
+    # Found (mutation sweep mutA, strict_json.py:133 the RecursionError's raise deleted):
+    # json's own recursion limit is met long before the walk; it reads as the depth refusal.
+    with pytest.raises(_Generic, match="more than 32 levels deep"):
+        strict_loads("[" * 100_000 + "]" * 100_000, _fail)
