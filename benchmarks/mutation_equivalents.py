@@ -215,4 +215,36 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "unreachable: _first_repeated is called only when dict(items) is shorter than items, "
         "so some key repeats and the loop returns it before the raise"
     ),
+    **{
+        ("config/strict_json.py", line, description): (
+            "the walk then also visits plain values and ASCII strings: a plain value is no "
+            "container (skipped) and an ASCII string holds no surrogate, so nothing new is "
+            "refused; the inner `and` ([2/2]) is the killable twin"
+        )
+        for line in (
+            "if type(child) not in plain and not (type(child) is str and child.isascii())",
+        )
+        for description in (
+            "And -> Or [1/2]",
+            "drop clause 1 of And [1/2]",
+            "drop clause 2 of And [1/2]",
+        )
+    },
+    (
+        "measure/metrics.py",
+        "if x.size >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:",
+        "Gt -> GtE [2/2]",
+    ): (
+        "`np.ptp(y) >= 0` sends scores without spread to scipy, whose pearsonr of a constant "
+        "is NaN and whose least-squares slope is 0.0: the (NaN, 0.0) of the next branch"
+    ),
+    (
+        "results/compare.py",
+        "Fraction(c.position, positions - 1) if positions > 1 else Fraction(0),",
+        "1 -> 2 [1/2]",
+    ): (
+        "`positions > 2`: a grid of 2 gets depth 0 instead of p/1, but the position index is "
+        "in the key too, and for p > 0 that depth differs from every other grid's p/(m-1), so "
+        "cells pair exactly as before (reviewed in mutation-sweep-2026-11-27.md)"
+    ),
 }
