@@ -247,4 +247,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "in the key too, and for p > 0 that depth differs from every other grid's p/(m-1), so "
         "cells pair exactly as before (reviewed in mutation-sweep-2026-11-27.md)"
     ),
+    (
+        "measure/verdicts.py",
+        "if groups < 1 or not math.isfinite(se) or not effect > 0:",
+        "drop clause 2 of Or",
+    ): (
+        "a NaN or infinite se gives mde(se) NaN, so `needed` is NaN and the last line's "
+        "`math.isfinite(needed)` gives the same None"
+    ),
 }

@@ -24,6 +24,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/report/test_summary_headline.py",
     ],
     "measure/verdicts.py": [
+        "tests/measure/test_verdicts_rules.py",  # a verdict's line: why, and the fix
         "tests/measure/test_verdicts.py",
         "tests/measure/test_gates.py",
         "tests/measure/test_gating.py",
