@@ -5,7 +5,14 @@ from __future__ import annotations
 import math
 
 from pytest_niah.measure.stats import Interval
-from pytest_niah.measure.verdicts import compare_verdict, minimum_verdict, verdict_message
+from pytest_niah.measure.verdicts import (
+    MDE_Z,
+    compare_verdict,
+    groups_to_resolve,
+    minimum_verdict,
+    realistic_groups,
+    verdict_message,
+)
 
 
 def test_a_verdict_s_line_ends_with_why_and_what_would_resolve_it():
@@ -23,3 +30,27 @@ def test_a_verdict_s_line_ends_with_why_and_what_would_resolve_it():
     )
     met = compare_verdict(Interval("auc", 0.0, -0.01, 0.01, 0.005, 8), 0.02)
     assert verdict_message("gate", met).endswith(": within allowance")
+
+
+def test_as_many_groups_as_is_realistic_are_still_suggested():
+    # Found (mutation sweep mutA, verdicts.py:287 `needed <= realistic` -> `<`): a fix that
+    # needs exactly the realistic most (1,000 groups, from 100 now) is suggested as such.
+    effect = 0.7 - 0.6
+    se = effect * math.sqrt(9.995) / MDE_Z  # needs 999.5 groups: rounded up, 1,000
+    assert groups_to_resolve(100, se, effect) == realistic_groups(100) == 1000
+    verdict = minimum_verdict(Interval("auc", 0.7, 0.5, 0.9, se, 100), 0.6)
+    assert verdict.resolve.startswith("about 1000 needle groups (now 100) would resolve 0.1;")
+
+
+def test_only_a_comparison_that_knows_both_cell_counts_can_pair_a_minority():
+    # Found (mutation sweep mutA, verdicts.py:102 a clause dropped, :103 `return False` ->
+    # `None`): unknown paired cells are no minority (no error), and the answer is a bool.
+    unknown = compare_verdict(Interval("auc", 0.0, -0.01, 0.01, 0.005, 8), 0.02, run_cells=10)
+    assert unknown.pairs_a_minority is False and unknown.state == "within allowance"
+    paired_only = compare_verdict(Interval("auc", 0.0, -0.01, 0.01, 0.005, 8), 0.02, paired_cells=4)
+    assert paired_only.pairs_a_minority is False
+    assert minimum_verdict(Interval("auc", 0.7, 0.65, 0.75, 0.02, 8), 0.6).pairs_a_minority is False
+    few = compare_verdict(
+        Interval("auc", 0.0, -0.01, 0.01, 0.005, 8), 0.02, paired_cells=4, run_cells=10
+    )
+    assert few.pairs_a_minority is True and few.state == "inconclusive"
