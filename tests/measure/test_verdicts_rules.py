@@ -54,3 +54,15 @@ def test_only_a_comparison_that_knows_both_cell_counts_can_pair_a_minority():
         Interval("auc", 0.0, -0.01, 0.01, 0.005, 8), 0.02, paired_cells=4, run_cells=10
     )
     assert few.pairs_a_minority is True and few.state == "inconclusive"
+
+
+def test_a_line_names_the_paired_cells_only_when_both_counts_are_known():
+    # Found (mutation sweep mutA, verdicts.py:314 `and` -> `or`, either clause dropped).
+    change = Interval("auc", 0.0, -0.01, 0.01, 0.005, 8)
+    for paired, run in ((4, None), (None, 10), (None, None)):
+        verdict = compare_verdict(change, 0.02, paired_cells=paired, run_cells=run)
+        assert "paired" not in verdict_message("gate", verdict)
+    both = compare_verdict(change, 0.02, paired_cells=6, run_cells=10)
+    assert "AUC changed +0.000 [-0.010, 0.010] (paired 6 of 10 cells)," in verdict_message(
+        "gate", both
+    )
