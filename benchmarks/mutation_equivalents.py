@@ -255,4 +255,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a NaN or infinite se gives mde(se) NaN, so `needed` is NaN and the last line's "
         "`math.isfinite(needed)` gives the same None"
     ),
+    (
+        "config/cache_policy.py",
+        "return cls(paths.cache_root(cache_dir or None), use_cache)",
+        "drop clause 2 of Or",
+    ): (
+        "paths.cache_root tests `if explicit:`, so an empty cache_dir already falls through "
+        "to $NIAH_CACHE_DIR and the user cache exactly as None does"
+    ),
 }
