@@ -263,4 +263,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "paths.cache_root tests `if explicit:`, so an empty cache_dir already falls through "
         "to $NIAH_CACHE_DIR and the user cache exactly as None does"
     ),
+    ("measure/similarity.py", "safe = np.where(bad, 1.0, norms)", "1.0 -> 2.0"): (
+        "the stand-in divisor of unusable rows only: the next line sets those rows to 0.0 "
+        "whatever the division gave (and dividing inf or NaN by 1 or 2 warns of nothing)"
+    ),
 }
