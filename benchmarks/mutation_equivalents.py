@@ -267,4 +267,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the stand-in divisor of unusable rows only: the next line sets those rows to 0.0 "
         "whatever the division gave (and dividing inf or NaN by 1 or 2 warns of nothing)"
     ),
+    (
+        "measure/similarity.py",
+        "scale = np.where(bad | (norms == 0), 0.0, 1.0 / np.where(norms == 0, 1.0, norms))",
+        "1.0 -> 2.0 [2/2]",
+    ): (
+        "the stand-in divisor of empty sparse rows only (it keeps 1/0 from warning): the outer "
+        "np.where gives those rows scale 0.0 whatever the division gave"
+    ),
 }
