@@ -38,6 +38,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     # compare
     "results/compare.py": [
+        "tests/results/test_compare_rules.py",  # a meaningful change's reasons: "", not null
         "tests/results/test_compare.py",
         "tests/results/test_compare_verdicts.py",
         "tests/results/test_compare_compatibility.py",
