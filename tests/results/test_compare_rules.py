@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from niah_synthetic import results
+import pytest
+from niah_synthetic import results, scored
 
+from pytest_niah.errors import CompareError
 from pytest_niah.results.compare import compare_results
 
 
@@ -20,3 +22,30 @@ def test_a_meaningful_normalized_change_carries_empty_reasons_not_null():
         assert delta.not_meaningful == ""
     for data in comparison.to_dict()["deltas"]:
         assert data["current_not_meaningful"] == data["baseline_not_meaningful"] == ""
+
+
+def test_a_run_whose_normalized_similarity_is_undefined_carries_empty_reasons_too():
+    # Found (mutation sweep mutA, compare.py:260 `return ""` -> `return None`): undefined
+    # normalized similarity (every needle alone below the floor) has no n/m reason either.
+    cases, negatives = scored(cos_qn=0.05)
+    run = results(cases, negatives)
+    data = compare_results(run, run, n_resamples=0, seed=0).to_dict()
+    normalized = [d for d in data["deltas"] if d["metric"] == "normalized"]
+    assert normalized and all(d["current"] is None for d in normalized)
+    assert all(
+        d["current_not_meaningful"] == d["baseline_not_meaningful"] == "" for d in normalized
+    )
+
+
+def test_runs_of_other_needle_groups_are_refused_saying_they_share_no_cell_and_why():
+    # Found (mutation sweep mutA, compare.py:197 the stand-in reason dropped): where the
+    # draws are not the cause, the refusal says what the runs do not share.
+    mine = results(*scored(groups=("pet-05",)))
+    other = results(*scored(groups=("travel-06",)))
+    with pytest.raises(CompareError) as info:
+        compare_results(mine, other, n_resamples=0, seed=0, source="base.json")
+    assert info.value.problem == (
+        "--niah-compare: the baseline (base.json) shares no cell with this run (no needle "
+        "group, arm, order, length and position in common)"
+    )
+    assert info.value.hint == "compare with a run of the same needle groups and grid"
