@@ -275,4 +275,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the stand-in divisor of empty sparse rows only (it keeps 1/0 from warning): the outer "
         "np.where gives those rows scale 0.0 whatever the division gave"
     ),
+    ("results/compare.py", "for side, mine in zip(keep, ids, strict=True):", "True -> False"): (
+        "keep and ids are both built as pairs (this run, the baseline): strict zip never "
+        "finds a length mismatch to refuse"
+    ),
+    (
+        "results/compare.py",
+        "Fraction(c.position, positions - 1) if positions > 1 else Fraction(0),",
+        "Sub -> Add",
+    ): (
+        "the position index is in the key beside the depth, so only cells of the same index p "
+        "can pair; p/(m+1) == p/(n+1) holds exactly where p/(m-1) == p/(n-1) does (p = 0 or "
+        "m = n), so the same cells pair"
+    ),
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from niah_synthetic import results, scored
 
@@ -49,3 +51,13 @@ def test_runs_of_other_needle_groups_are_refused_saying_they_share_no_cell_and_w
         "group, arm, order, length and position in common)"
     )
     assert info.value.hint == "compare with a run of the same needle groups and grid"
+
+
+def test_a_run_missing_its_row_at_a_length_carries_empty_reasons_there():
+    # Found (mutation sweep mutA, compare.py:258 `return ""` -> `return None`): a run whose
+    # tables lack a length's row (a results file written without it) has no n/m reason there.
+    run = results()
+    rowless = dataclasses.replace(run, tables=tuple(r for r in run.tables if r.length != 4096))
+    comparison = compare_results(rowless, run, n_resamples=0, seed=0)
+    at_4096 = [d for d in comparison.deltas if d.metric == "normalized" and d.length == 4096]
+    assert at_4096 and all(d.current_not_meaningful == "" for d in at_4096)
