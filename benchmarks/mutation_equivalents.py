@@ -288,4 +288,40 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "can pair; p/(m+1) == p/(n+1) holds exactly where p/(m-1) == p/(n-1) does (p = 0 or "
         "m = n), so the same cells pair"
     ),
+    **{
+        ("measure/scoring.py", line, description): (
+            "unreachable: case_scores and _case read needle haystacks only, which assembly.py "
+            "always builds with a name (the block's names[position]), an order (a str) and a "
+            "position (an int); the `or` stand-ins are for controls, which never get here"
+        )
+        for line, description in (
+            ('name=h.name or "",', "drop clause 2 of Or"),
+            (
+                'id=case_id(group.id, arm, h.order or "", h.length, h.position or 0, scoring, '
+                "h.seed),",
+                "drop clause 2 of Or [1/2]",
+            ),
+            (
+                'id=case_id(group.id, arm, h.order or "", h.length, h.position or 0, scoring, '
+                "h.seed),",
+                "drop clause 2 of Or [2/2]",
+            ),
+        )
+    },
+    (
+        "measure/scoring.py",
+        "needles = [p for p in at_length if not p.haystack.is_control and p.haystack.kind == kind]",
+        "drop clause 1 of And",
+    ): (
+        "a control never has a kind (assembly.py's _controls leave it None) and kind is an "
+        "arm's needle kind (a str), so `kind == kind` alone already leaves the controls out"
+    ),
+    (
+        "measure/scoring.py",
+        "return [dict(zip(texts, row.tolist(), strict=True)) for row in matrix]",
+        "True -> False",
+    ): (
+        "each row of the matrix scores the questions against one haystack per text, so it "
+        "has exactly len(texts) values: strict zip never finds a mismatch to refuse"
+    ),
 }
