@@ -84,6 +84,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     # naming: the one label -> file name rule
     "naming.py": [
+        "tests/test_naming_rules.py",  # the limits, the hash's digits, "unnamed"
         "tests/test_naming.py",
         "tests/robustness/test_hostile_labels.py",
         "tests/results/test_storage_files.py",
