@@ -163,3 +163,12 @@ def test_nesting_too_deep_for_the_parser_itself_is_the_same_refusal():
     # json's own recursion limit is met long before the walk; it reads as the depth refusal.
     with pytest.raises(_Generic, match="more than 32 levels deep"):
         strict_loads("[" * 100_000 + "]" * 100_000, _fail)
+
+
+def test_an_empty_array_or_object_at_the_limit_holds_no_deeper_value_and_reads():
+    # Found (mutation sweep mutA, strict_json.py:229 the `item and` clause dropped): the
+    # limit is on values: 32 levels may end in an empty array or object (nothing deeper).
+    assert strict_loads(_nested(32, "[]"), _fail) == json.loads(_nested(32, "[]"))
+    assert strict_loads(_nested(32, "{}"), _fail) == json.loads(_nested(32, "{}"))
+    with pytest.raises(_Generic, match="more than 32 levels deep"):
+        strict_loads(_nested(32, "[1]"), _fail)
