@@ -188,4 +188,140 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "stops the walk over blocks early only: the sample grows in block order and is cut "
         "to size on return, so its first size inputs are the same with or without the break"
     ),
+    # -- mutA sweep: measure/, results/compare and deltas, config/, naming -------------------
+    ("measure/metrics.py", "if math.isnan(sd) or sd <= 1e-12 * scale:", "drop clause 1 of Or"): (
+        "a NaN spread fails `sd <= ...` and reaches `difference / sd`, which is NaN too (a "
+        "float division by NaN neither raises nor warns): the same NaN either way"
+    ),
+    **{
+        (
+            "measure/metrics.py",
+            f'warnings.simplefilter("ignore", getattr(stats, "{name}", Warning))',
+            "delete call",
+        ): (
+            f"scipy's {name} is a RuntimeWarning (through DegenerateDataWarning), which the "
+            "line before already ignores: the filter only names it for the reader"
+        )
+        for name in ("NearConstantInputWarning", "ConstantInputWarning")
+    },
+    ("measure/metrics.py", "weights = np.ones((1, len(questions)))", "1 -> 2"): (
+        "two rows of the same weights give two equal resamples, and only row 0 is read"
+    ),
+    (
+        "config/strict_json.py",
+        'raise AssertionError("no repeated key")  # pragma: no cover - called on a repeat only',
+        "delete raise",
+    ): (
+        "unreachable: _first_repeated is called only when dict(items) is shorter than items, "
+        "so some key repeats and the loop returns it before the raise"
+    ),
+    **{
+        ("config/strict_json.py", line, description): (
+            "the walk then also visits plain values and ASCII strings: a plain value is no "
+            "container (skipped) and an ASCII string holds no surrogate, so nothing new is "
+            "refused; the inner `and` ([2/2]) is the killable twin"
+        )
+        for line in (
+            "if type(child) not in plain and not (type(child) is str and child.isascii())",
+        )
+        for description in (
+            "And -> Or [1/2]",
+            "drop clause 1 of And [1/2]",
+            "drop clause 2 of And [1/2]",
+        )
+    },
+    (
+        "measure/metrics.py",
+        "if x.size >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:",
+        "Gt -> GtE [2/2]",
+    ): (
+        "`np.ptp(y) >= 0` sends scores without spread to scipy, whose pearsonr of a constant "
+        "is NaN and whose least-squares slope is 0.0: the (NaN, 0.0) of the next branch"
+    ),
+    (
+        "results/compare.py",
+        "Fraction(c.position, positions - 1) if positions > 1 else Fraction(0),",
+        "1 -> 2 [1/2]",
+    ): (
+        "`positions > 2`: a grid of 2 gets depth 0 instead of p/1, but the position index is "
+        "in the key too, and for p > 0 that depth differs from every other grid's p/(m-1), so "
+        "cells pair exactly as before (reviewed in mutation-sweep-2026-11-27.md)"
+    ),
+    (
+        "measure/verdicts.py",
+        "if groups < 1 or not math.isfinite(se) or not effect > 0:",
+        "drop clause 2 of Or",
+    ): (
+        "a NaN or infinite se gives mde(se) NaN, so `needed` is NaN and the last line's "
+        "`math.isfinite(needed)` gives the same None"
+    ),
+    (
+        "config/cache_policy.py",
+        "return cls(paths.cache_root(cache_dir or None), use_cache)",
+        "drop clause 2 of Or",
+    ): (
+        "paths.cache_root tests `if explicit:`, so an empty cache_dir already falls through "
+        "to $NIAH_CACHE_DIR and the user cache exactly as None does"
+    ),
+    ("measure/similarity.py", "safe = np.where(bad, 1.0, norms)", "1.0 -> 2.0"): (
+        "the stand-in divisor of unusable rows only: the next line sets those rows to 0.0 "
+        "whatever the division gave (and dividing inf or NaN by 1 or 2 warns of nothing)"
+    ),
+    (
+        "measure/similarity.py",
+        "scale = np.where(bad | (norms == 0), 0.0, 1.0 / np.where(norms == 0, 1.0, norms))",
+        "1.0 -> 2.0 [2/2]",
+    ): (
+        "the stand-in divisor of empty sparse rows only (it keeps 1/0 from warning): the outer "
+        "np.where gives those rows scale 0.0 whatever the division gave"
+    ),
+    ("results/compare.py", "for side, mine in zip(keep, ids, strict=True):", "True -> False"): (
+        "keep and ids are both built as pairs (this run, the baseline): strict zip never "
+        "finds a length mismatch to refuse"
+    ),
+    (
+        "results/compare.py",
+        "Fraction(c.position, positions - 1) if positions > 1 else Fraction(0),",
+        "Sub -> Add",
+    ): (
+        "the position index is in the key beside the depth, so only cells of the same index p "
+        "can pair; p/(m+1) == p/(n+1) holds exactly where p/(m-1) == p/(n-1) does (p = 0 or "
+        "m = n), so the same cells pair"
+    ),
+    **{
+        ("measure/scoring.py", line, description): (
+            "unreachable: case_scores and _case read needle haystacks only, which assembly.py "
+            "always builds with a name (the block's names[position]), an order (a str) and a "
+            "position (an int); the `or` stand-ins are for controls, which never get here"
+        )
+        for line, description in (
+            ('name=h.name or "",', "drop clause 2 of Or"),
+            (
+                'id=case_id(group.id, arm, h.order or "", h.length, h.position or 0, scoring, '
+                "h.seed),",
+                "drop clause 2 of Or [1/2]",
+            ),
+            (
+                'id=case_id(group.id, arm, h.order or "", h.length, h.position or 0, scoring, '
+                "h.seed),",
+                "drop clause 2 of Or [2/2]",
+            ),
+        )
+    },
+    (
+        "measure/scoring.py",
+        "needles = [p for p in at_length if not p.haystack.is_control and p.haystack.kind == kind]",
+        "drop clause 1 of And",
+    ): (
+        "a control never has a kind (assembly.py's _controls leave it None) and kind is an "
+        "arm's needle kind (a str), so `kind == kind` alone already leaves the controls out"
+    ),
+    (
+        "measure/scoring.py",
+        "return [dict(zip(texts, row.tolist(), strict=True)) for row in matrix]",
+        "True -> False",
+    ): (
+        "each row of the matrix scores the questions against one haystack per text, so it "
+        "has exactly len(texts) values: strict zip never finds a mismatch to refuse"
+    ),
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import random
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -186,7 +187,23 @@ def enumerate_mutants(module: str, root: Path) -> list[tuple[Mutant, object]]:
             changes += mutations(node)
         for description, spec in changes:
             found.append((Mutant(module, index, node.lineno, description, line), spec))
-    return found
+    return _numbered(found)
+
+
+def _numbered(found: list[tuple[Mutant, object]]) -> list[tuple[Mutant, object]]:
+    """Mutants that share a line and a description (two ``and``s on one line) numbered in
+    walk order, ``And -> Or [1/2]``, so that an exclusion can name one of them."""
+    counts = Counter((m.line, m.description) for m, _ in found)
+    seen: Counter[tuple[int, str]] = Counter()
+    out = []
+    for mutant, spec in found:
+        key = (mutant.line, mutant.description)
+        if counts[key] > 1:
+            seen[key] += 1
+            numbered = f"{mutant.description} [{seen[key]}/{counts[key]}]"
+            mutant = dataclasses.replace(mutant, description=numbered)
+        out.append((mutant, spec))
+    return out
 
 
 def is_equivalent(mutant: Mutant) -> bool:

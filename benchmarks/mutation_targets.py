@@ -24,6 +24,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/report/test_summary_headline.py",
     ],
     "measure/verdicts.py": [
+        "tests/measure/test_verdicts_rules.py",  # a verdict's line: why, and the fix
         "tests/measure/test_verdicts.py",
         "tests/measure/test_gates.py",
         "tests/measure/test_gating.py",
@@ -37,11 +38,13 @@ TARGETS: dict[str, list[str]] = {
     ],
     # compare
     "results/compare.py": [
+        "tests/results/test_compare_rules.py",  # a meaningful change's reasons: "", not null
         "tests/results/test_compare.py",
         "tests/results/test_compare_verdicts.py",
         "tests/results/test_compare_compatibility.py",
         "tests/results/test_compare_edges.py",
         "tests/results/test_window_change.py",  # the window phrase
+        "tests/report/test_comparison_not_meaningful.py",  # the n/m marks (compare.py:261, :268)
     ],
     "results/deltas.py": [
         "tests/results/test_deltas_rules.py",
@@ -81,6 +84,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     # naming: the one label -> file name rule
     "naming.py": [
+        "tests/test_naming_rules.py",  # the limits, the hash's digits, "unnamed"
         "tests/test_naming.py",
         "tests/robustness/test_hostile_labels.py",
         "tests/results/test_storage_files.py",

@@ -167,3 +167,24 @@ def test_each_reviewed_equivalent_names_one_mutant_per_line_and_says_why(mutate)
             lines = [m.line for m in found if (m.module, m.text, m.description) == key]
             assert lines and len(lines) == len(set(lines)), (key, lines)
             assert len(equivalent[key]) > 40, key  # a reason, not a label
+
+
+def test_mutants_sharing_a_line_and_a_description_are_numbered_so_one_can_be_excluded(
+    mutate, tmp_path, monkeypatch
+):
+    # Two `and`s on one line: the outer one's mutants may be equivalent while the inner
+    # one's are killable; numbered in walk order (outer first), a key can name just one.
+    (tmp_path / "pytest_niah").mkdir()
+    source = "def f(a, b, c):\n    return a and not (b and c)\n"
+    (tmp_path / "pytest_niah" / "two.py").write_text(source, encoding="utf-8")
+    found = mutate.enumerate_mutants("two.py", tmp_path)
+    described = {m.description: (m, spec) for m, spec in found}
+    assert {"And -> Or [1/2]", "And -> Or [2/2]"} <= described.keys()
+    assert "And -> Or" not in described and "drop not" in described  # a unique one: as it was
+    outer, spec = described["And -> Or [1/2]"]
+    assert "a or not (b and c)" in mutate.apply(source, outer.index, spec)
+    key = ("two.py", "return a and not (b and c)", "And -> Or [1/2]")
+    monkeypatch.setitem(sys.modules["mutation_equivalents"].EQUIVALENT, key, "why")
+    _, jobs, _ = mutate.collect(["two.py"], tmp_path, {"fresh": 1}, 0)
+    drawn = {mutant.description for _, mutant, _, _ in jobs}
+    assert "And -> Or [2/2]" in drawn and "And -> Or [1/2]" not in drawn

@@ -368,3 +368,55 @@ def test_an_unusable_embedding_marks_the_case_invalid():
     (case,) = collected.cases
     assert math.isnan(case.cos_qn) and case.problem == INVALID
     assert case.cos_qh == pytest.approx(math.sqrt(0.5))
+
+
+def test_maxsim_reads_the_question_and_the_needle_as_their_token_vectors():
+    # Found (mutation sweep mutA, scoring.py:70 the maxsim question keys' mapping deleted):
+    # under maxsim the question is its token vectors (plan.multi), not its pooled vector.
+    tokens = {
+        "q*": [[1.0, 0.0], [0.0, 1.0]],
+        "h*": [[1.0, 0.0], [0.0, 1.0]],
+        "c*": [[0.6, 0.8]],
+        "n*": [[1.0, 0.0]],
+    }
+    multi = {k: np.array(v) for k, v in tokens.items()}
+    scored = Scored.of(np.eye(2), {"q": 0, "n": 1}, multi=multi)
+    plan = plan_of(
+        [
+            control(100, 0, {"maxsim": ("c*",)}),
+            needle_haystack("default", 0, {"maxsim": ("h*",)}, offset=0),
+        ],
+        scorings=("maxsim",),
+    )
+    plan.multi = {"q": "q*", "n": "n*"}
+    collected = Collected()
+    score_slice(
+        collected,
+        scored,
+        plan,
+        arm="literal",
+        kind="literal",
+        scoring="maxsim",
+        length=100,
+        groups=[GROUP],
+        queries={"g1": "q"},
+        orders=("default",),
+        window=None,
+    )
+    (case,) = collected.cases
+    # Each question token's best cosine, averaged: (1 + 1) / 2, (0.6 + 0.8) / 2, (1 + 0) / 2.
+    assert (case.cos_qh, case.control_score, case.cos_qn) == pytest.approx((1.0, 0.7, 0.5))
+
+
+def test_position_zero_comes_before_position_one_whatever_the_plan_s_order():
+    # Found (mutation sweep mutA, scoring.py:109 `position or 0` -> `or 1`): position 0
+    # sorts as 0, not tied with position 1 (which the plan may list first).
+    whole = "whole"
+    plan = plan_of(
+        [
+            control(100, 0, {whole: ("c0",)}),
+            needle_haystack("default", 1, {whole: ("hB",)}, offset=45),
+            needle_haystack("default", 0, {whole: ("hA",)}, offset=0),
+        ]
+    )
+    assert [c.position for c in slice_of(plan, orders=("default",)).cases] == [0, 1]

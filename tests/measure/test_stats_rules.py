@@ -36,3 +36,23 @@ def test_a_metric_undefined_in_every_resample_has_no_bounds_not_an_error():
     ]
     interval = bootstrap_intervals(questions, n_resamples=20, seed=0, metric_names=["auc"])["auc"]
     assert math.isnan(interval.low) and math.isnan(interval.high) and math.isnan(interval.se)
+
+
+@pytest.mark.parametrize(
+    ("n_resamples", "confidence", "words"),
+    [
+        (0, 0.95, r"n_resamples must be >= 1, got 0"),
+        (10, 1.0, r"confidence must be in \(0, 1\), got 1.0"),
+        (10, 0.0, r"confidence must be in \(0, 1\), got 0.0"),
+    ],
+)
+def test_a_paired_delta_checks_its_bootstrap_settings_even_with_too_few_questions(
+    n_resamples, confidence, words
+):
+    # Found (mutation sweep mutA, stats.py:103 the check deleted): the paired delta refuses
+    # a bad resample count or confidence up front, as the intervals do, also where no
+    # resample would be drawn (fewer than two shared questions).
+    with pytest.raises(ValueError, match=words):
+        paired_bootstrap_delta(
+            [], [], metric="auc", n_resamples=n_resamples, seed=0, confidence=confidence
+        )
