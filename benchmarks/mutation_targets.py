@@ -94,6 +94,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/results/test_run_history.py",
     ],
     "results/run_file.py": [
+        "tests/results/test_run_file_rules.py",  # a saved_at ending in "z"
         "tests/results/test_storage_edges.py",
         "tests/results/test_run_history.py",
         "tests/results/test_storage_compression.py",

@@ -1,0 +1,27 @@
+"""Rules of results/run_file.py that mutants found unchecked, beside test_storage*.py."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from pytest_niah.errors import ConfigError
+from pytest_niah.results.run_file import check_name, parse_saved_at
+
+T0 = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+def test_a_saved_at_ending_in_a_small_z_is_utc() -> None:
+    # Found (mutation, run_file.py:141 the "Z" suffix rule deleted): ISO 8601 allows "z" as
+    # well as "Z", which datetime.fromisoformat reads only as "Z" (and on Python 3.10 not at
+    # all), so a run saved elsewhere with either is still read as UTC.
+    assert parse_saved_at("2024-01-02T03:04:05z") == T0
+    assert parse_saved_at(" 2024-01-02T03:04:05Z\n") == T0
+
+
+def test_a_run_name_holding_a_nul_byte_is_refused_as_no_plain_file_name() -> None:
+    # Found (mutation, run_file.py:193 the NUL check dropped): no file system takes a NUL in
+    # a name, so such a name is refused up front, saying why, not later by a ValueError.
+    with pytest.raises(ConfigError, match="not a plain file name"):
+        check_name("base\0line")
