@@ -59,3 +59,17 @@ def test_a_saved_runs_text_is_sorted_json_indented_by_one_space() -> None:
         saved_at=T0,
         commit={"id": "abc", "dirty": False},
     )
+
+
+def test_a_run_holding_a_value_that_is_not_a_number_is_never_written() -> None:
+    # Found (mutation, run_file.py:98 allow_nan=False -> True): a saved run is strict JSON,
+    # which the store's reader requires; a NaN would be written as a bare NaN token.
+    with pytest.raises(ValueError):
+        run_bytes(
+            {"score": float("nan")},
+            name="base",
+            label="model",
+            machine={},
+            saved_at=T0,
+            commit={},
+        )
