@@ -168,6 +168,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_SCHEME is anchored at the start (^, no MULTILINE): after the first match re.sub "
         "finds no second one, so any count removes the same scheme"
     ),
+    # mutB (#34.6 round 3): embed/secrets.py
+    ("embed/secrets.py", "for offset in range(3):", "3 -> 4"): (
+        "a fourth alignment, three zero bytes ahead of the key, is base64 'AAAA' then the "
+        "key's own encoding, and its core starts after those four characters: the same "
+        "core as offset 0 (checked over 20,000 random keys)"
+    ),
     (
         "measure/metrics.py",
         "if x.size >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:",

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from pytest_niah.embed.secrets import BLANK, excerpt, redact
+from pytest_niah.embed.secrets import BLANK, WITHHELD, excerpt, redact, url_secret
 
 
 @pytest.mark.parametrize(
@@ -73,3 +73,51 @@ def test_no_key_blanks_nothing(key):
     # there is nothing to blank; the text comes back as it was, not cut to pieces.
     text = "POST /v1/embeddings: 503 Service Unavailable (retry after 2 s)"
     assert redact(text, key) == text
+
+
+def test_an_excerpt_that_would_hold_the_key_is_withheld_whole_however_short_the_limit():
+    # Found (mutation, secrets.py:167 the withheld check deleted): a key echoed in a form
+    # that cannot be blanked (spaced out in one place only) withholds the text, and the
+    # excerpt says so in full rather than cutting the notice to the limit.
+    key = "sk-abcdefgh1234"
+    assert excerpt("error: sk-abcd efgh1234 bad", key, 20) == WITHHELD
+
+
+def test_a_secret_parameters_name_is_shown_up_to_32_characters():
+    # Found (mutation, secrets.py:91 the `<= 32` bound): a name of 32 characters is shown,
+    # one of 33 is not (too long to be a plain name; it may be a key itself).
+    name = "x" * 25 + "api_key"
+    assert url_secret(f"http://h/v1?{name}=1#m") == f"the parameter {name!r}"
+    assert url_secret(f"http://h/v1?x{name}=1#m") == "the parameter (name not shown)"
+
+
+def test_a_run_of_24_letters_and_digits_is_a_token_and_one_of_23_a_word():
+    # Found (mutation, secrets.py:97 the `>= 24` bound): the shortest random-looking run that
+    # counts as a credential is 24 characters, holding both letters and digits.
+    token = "a" * 23 + "1"
+    assert url_secret(f"http://h/v1/{token}#m") is not None
+    assert url_secret(f"http://h/v1/{token[1:]}#m") is None
+    assert url_secret(f"http://h/v1/{'a' * 24}#m") is None  # no digit: a word
+    assert url_secret(f"http://h/v1/{'1' * 24}#m") is None  # no letter: a number
+
+
+def test_a_six_byte_key_echoed_in_base64_is_blanked_where_it_stands():
+    # Found (mutation, secrets.py:124 the `>= 8` bound): six bytes make eight base64
+    # characters, the shortest base64 form blanked (a shorter one would match words).
+    encoded = base64.b64encode(b"abcdef").decode()
+    assert len(encoded) == 8
+    assert redact(f"token {encoded} here", "abcdef") == f"token {BLANK} here"
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("api_key2", True),  # letters and a digit, but short: a name, not a token
+        ("<b>token", False),  # not a plain name: not printed as it is
+        ("a1b2c3d4e5f6g7h8i9j0k1l2_key", False),  # a random-looking run: maybe a key
+    ],
+)
+def test_a_secret_parameters_name_is_shown_only_when_plain_and_not_random(name, shown):
+    # Found (mutation, secrets.py:91 and :97, each clause of the rule dropped).
+    said = url_secret(f"http://h/v1?{name}=1#m")
+    assert said == (f"the parameter {name!r}" if shown else "the parameter (name not shown)")
