@@ -121,3 +121,16 @@ def test_a_secret_parameters_name_is_shown_only_when_plain_and_not_random(name, 
     # Found (mutation, secrets.py:91 and :97, each clause of the rule dropped).
     said = url_secret(f"http://h/v1?{name}=1#m")
     assert said == (f"the parameter {name!r}" if shown else "the parameter (name not shown)")
+
+
+def test_without_a_key_an_excerpt_is_only_the_text_on_one_line_cut_to_the_limit():
+    # Found (mutation, secrets.py:109 `return []` -> None): no key has no forms to look for.
+    assert excerpt("  some  text\n here ", "", 8) == "some tex"
+    assert excerpt("  some  text\n here ", "  ", 80) == "some text here"
+
+
+def test_the_key_upper_cased_then_base64_encoded_withholds_the_text():
+    # Found (mutation, secrets.py:156 the decoded base64 run never looked at): base64 of the
+    # key in another case matches none of its forms, so it is found only by decoding.
+    echoed = base64.b64encode(b"SK-ABCDEFGH1234").decode()
+    assert redact(f"echo {echoed} done", "sk-abcdefgh1234") == WITHHELD
