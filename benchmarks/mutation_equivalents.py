@@ -175,6 +175,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "core as offset 0 (checked over 20,000 random keys)"
     ),
     (
+        "embed/secrets.py",
+        "for size in range(min(len(form) - 1, len(text)), MIN_PIECE - 1, -1):",
+        "min -> max",
+    ): (
+        "starting at the larger of the two only adds sizes where form[:size] is longer than "
+        "the text (no match) or is the whole form, which redact() has already blanked from "
+        "the text (or the text was withheld): the first size that matches is the same"
+    ),
+    (
         "measure/metrics.py",
         "if x.size >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:",
         "drop clause 3 of And",
