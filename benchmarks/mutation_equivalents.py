@@ -183,6 +183,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the text (no match) or is the whole form, which redact() has already blanked from "
         "the text (or the text was withheld): the first size that matches is the same"
     ),
+    ("embed/secrets.py", 'authority = re.split(r"[/?#]", after_scheme, maxsplit=1)[0]', "1 -> 2"): (
+        "split's maxsplit never changes the first field, the only one read"
+    ),
     (
         "measure/metrics.py",
         "if x.size >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:",

@@ -142,3 +142,25 @@ def test_a_form_of_the_key_that_holds_the_key_itself_is_blanked_whole():
     # "amp;" is left behind.
     text = "error: key=Abc123xyz&amp; was refused"
     assert redact(text, "Abc123xyz&") == f"error: key={BLANK} was refused"
+
+
+@pytest.mark.parametrize(
+    ("before", "blanked"),
+    [(b"", "***IT8="), (b"a", "YXNr***NCE/"), (b"ab", "YWJz***MzQhPw==")],
+)
+def test_the_key_inside_longer_base64_is_blanked_group_by_group(before, blanked):
+    # Found (mutation, secrets.py:123 the core's bounds `4 *` -> `5 *`): base64 writes each
+    # 3 bytes as 4 characters; every group of 4 that holds only the key's bytes is blanked,
+    # and the groups that also hold the bytes around it (here "a", "ab" and "!?") are kept.
+    key = "sk-abcdefgh1234"
+    encoded = base64.b64encode(before + key.encode() + b"!?").decode()
+    assert redact(f"echo {encoded} end", key) == f"echo {blanked} end"
+
+
+@pytest.mark.parametrize("key", ["ab/cd-12345", "ab/cd\u00e9-12345"])
+def test_a_key_echoed_with_every_slash_escaped_is_blanked_whole(key):
+    # Found (mutation, secrets.py:113 `[1:-1]` -> `[1:-2]`): encoders that escape "/" as
+    # "\/" (PHP's, ASCII-only ones) write a spelling of their own; it is blanked to the
+    # last character.
+    echo = json.dumps({"key": key}).replace("/", "\\/")
+    assert redact(echo, key) == json.dumps({"key": BLANK})
