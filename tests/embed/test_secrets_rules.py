@@ -164,3 +164,12 @@ def test_a_key_echoed_with_every_slash_escaped_is_blanked_whole(key):
     # last character.
     echo = json.dumps({"key": key}).replace("/", "\\/")
     assert redact(echo, key) == json.dumps({"key": BLANK})
+
+
+@pytest.mark.parametrize("key", ["sk-abcdefgh1234", "sk-abcdefgh12345", "sk-abcdefgh1234567890x"])
+def test_base64_echoed_without_its_padding_is_still_decoded(key):
+    # Found (mutation, secrets.py:153 the padding `% 4` -> `% 5`): a base64 run whose "="
+    # padding was dropped (as URLs and JWTs do) gets it back before decoding, whatever
+    # its length; here the key upper-cased, so only decoding finds it.
+    echoed = base64.b64encode(key.upper().encode()).decode().rstrip("=")
+    assert redact(f"echo {echoed} done", key) == WITHHELD
