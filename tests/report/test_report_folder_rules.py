@@ -189,3 +189,26 @@ def test_only_this_folders_renamed_aside_report_comes_back(tmp_path: Path):
     with pytest.raises(RuntimeError), replaced_folder(target):
         raise RuntimeError("the new report failed")
     assert not target.exists()
+
+
+def test_a_folder_that_cannot_be_listed_is_refused_naming_why(tmp_path: Path, monkeypatch):
+    # Found (mutation, report_folder.py:102 the refusal's `return` -> None): a report folder
+    # the process may not list cannot be checked for foreign files, so it is refused with
+    # the system's reason. Root may list any folder: the refusal is the one the operating
+    # system gives a user without read access, made here.
+    target = tmp_path / "niah-report"
+    target.mkdir()
+    real_iterdir = Path.iterdir
+
+    def iterdir(self: Path):
+        if self == target:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_iterdir(self)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    assert report_folder_problem(target) == "cannot be read (Permission denied)"
+    with (
+        pytest.raises(OutputError, match=r"cannot be read \(Permission denied\)"),
+        replaced_folder(target),
+    ):
+        pass
