@@ -212,3 +212,20 @@ def test_a_folder_that_cannot_be_listed_is_refused_naming_why(tmp_path: Path, mo
         replaced_folder(target),
     ):
         pass
+
+
+def test_the_longest_folder_name_whose_staging_folder_fits_is_written(tmp_path: Path):
+    # Found (mutation, report_folder.py:194 the random part's 4 bytes -> 5): the staging
+    # folder's name is the target's plus 1 + len(mark) + the pid + 1 + 8 hex characters;
+    # a target name that leaves exactly 255 bytes for it is written, one byte more is not.
+    room = 255 - len(f".{TMP_MARK}{os.getpid()}-") - 8
+    target = tmp_path / ("r" * room)
+    with replaced_folder(target) as staging:
+        assert len(staging.name) == 255
+        (staging / "summary.md").write_text("new", encoding="utf-8")
+    assert (target / "summary.md").read_text(encoding="utf-8") == "new"
+    with (
+        pytest.raises(OutputError, match="File name too long"),
+        replaced_folder(tmp_path / ("r" * (room + 1))),
+    ):
+        pass
