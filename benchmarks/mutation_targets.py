@@ -191,5 +191,9 @@ TARGETS: dict[str, list[str]] = {
     # folder counts as the same
     "embed/static_memo.py": ["tests/embed/test_static_memo.py"],
     # identity: what makes two models the same
-    "embed/identity.py": ["tests/embed/test_identity.py", "tests/embed/test_identity_edges.py"],
+    "embed/identity.py": [
+        "tests/embed/test_identity_rules.py",  # the schema number, the short form
+        "tests/embed/test_identity.py",
+        "tests/embed/test_identity_edges.py",
+    ],
 }
