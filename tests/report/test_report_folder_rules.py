@@ -229,3 +229,20 @@ def test_the_longest_folder_name_whose_staging_folder_fits_is_written(tmp_path: 
         replaced_folder(tmp_path / ("r" * (room + 1))),
     ):
         pass
+
+
+def test_without_the_exchange_the_longest_name_whose_aside_name_fits_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Found (mutation, report_folder.py:218 the renamed-aside name's 4 random bytes -> 5):
+    # where folders cannot be exchanged (not Linux), the previous report is renamed aside
+    # under the staging name's form plus "old-"; a target name that leaves exactly 255
+    # bytes for that name is still replaced.
+    monkeypatch.setattr(sys, "platform", "darwin")
+    room = 255 - len(f".{TMP_MARK}{os.getpid()}-{OLD_MARK}") - 8
+    target = tmp_path / ("r" * room)
+    for text in ("previous", "new"):
+        with replaced_folder(target) as staging:
+            (staging / "summary.md").write_text(text, encoding="utf-8")
+    assert (target / "summary.md").read_text(encoding="utf-8") == "new"
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
