@@ -194,6 +194,18 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "scores without spread then reach scipy, whose pearsonr of a constant is NaN and whose "
         "least-squares slope of a constant is 0.0: the (NaN, 0.0) the next branch gives"
     ),
+    # mutB (#34.6 round 3): results/storage.py
+    **{
+        ("results/storage.py", line, description): (
+            "unreachable: validate(RunDocument, ...) has already refused every other "
+            "run_schema_version (results_schema's field validator, with the same message), "
+            "so load_run's own check never finds one"
+        )
+        for line, description in (
+            ("if run.run_schema_version != RUN_SCHEMA_VERSION:", "delete if"),
+            ("raise ResultsError(", "delete raise"),
+        )
+    },
     ("experiment/shards.py", "load = [0] * count", "0 -> 1"): (
         "every share starts with the same load either way: the share with the fewest tokens "
         "(ties: the lower) is the same for every input, so the shares are the same"
