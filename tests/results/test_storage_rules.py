@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.errors import ConfigError
+from pytest_niah.errors import CompareError, ConfigError
 from pytest_niah.results.storage import RunStore
 
 
@@ -51,3 +51,14 @@ def test_the_runs_of_the_labels_asked_for_and_only_those(tmp_path: Path):
         (folder / "base.json").write_text("{}", encoding="utf-8")
     assert store.files(["model-a"]) == [store.folder("model-a") / "base.json"]
     assert len(store.files()) == 2
+
+
+def test_an_empty_compare_reference_names_no_run_even_beside_a_bare_suffix_file(tmp_path: Path):
+    # Found (mutation, storage.py:248 `bool(ref)` dropped): "" is no run name, so it never
+    # picks the file named only ".json.gz" that would be "<name>.json.gz" for an empty name.
+    store = RunStore(tmp_path)
+    folder = store.folder("model")
+    folder.mkdir(parents=True)
+    (folder / ".json.gz").write_bytes(b"")
+    with pytest.raises(CompareError, match="neither a results file nor a run saved"):
+        store.resolve("", "model")
