@@ -62,3 +62,14 @@ def test_an_empty_compare_reference_names_no_run_even_beside_a_bare_suffix_file(
     (folder / ".json.gz").write_bytes(b"")
     with pytest.raises(CompareError, match="neither a results file nor a run saved"):
         store.resolve("", "model")
+
+
+def test_a_run_saved_under_the_name_previous_is_the_one_previous_means(tmp_path: Path):
+    # Found (mutation, storage.py:250 `here is None` dropped): a run the user named
+    # "previous" on this kind of machine is what --niah-compare=previous names, before
+    # the newest run.
+    store = RunStore(tmp_path)
+    folder = store.folder("model")
+    folder.mkdir(parents=True)
+    (folder / "previous.json.gz").write_bytes(b"")
+    assert store.resolve("previous", "model") == folder / "previous.json.gz"
