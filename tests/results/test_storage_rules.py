@@ -73,3 +73,15 @@ def test_a_run_saved_under_the_name_previous_is_the_one_previous_means(tmp_path:
     folder.mkdir(parents=True)
     (folder / "previous.json.gz").write_bytes(b"")
     assert store.resolve("previous", "model") == folder / "previous.json.gz"
+
+
+def test_the_folder_of_another_kind_of_machine_is_that_machines(tmp_path: Path):
+    # Found (mutation, storage.py:68 the machine asked for ignored): runs saved on another
+    # kind of machine are found in that machine's folder, not this one's.
+    store = RunStore(tmp_path)
+    other = store.folder("model", "Other-arm64-cp399")
+    assert other == tmp_path / "model" / "Other-arm64-cp399"
+    other.mkdir(parents=True)
+    (other / "base.json.gz").write_bytes(b"")
+    assert store.saved("base", "model", "Other-arm64-cp399") == other / "base.json.gz"
+    assert store.saved("base", "model") is None
