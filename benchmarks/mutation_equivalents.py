@@ -206,6 +206,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
             ("raise ResultsError(", "delete raise"),
         )
     },
+    (
+        "results/storage.py",
+        'if run_name_of(p) is not None and not p.name.startswith(".") and not is_temp_file(p)',
+        "drop clause 3 of And",
+    ): (
+        "a temporary file's name always starts with '.' (is_temp_file checks that first), "
+        "so the clause before it has already left every one out"
+    ),
     ("experiment/shards.py", "load = [0] * count", "0 -> 1"): (
         "every share starts with the same load either way: the share with the fewest tokens "
         "(ties: the lower) is the same for every input, so the shares are the same"

@@ -85,3 +85,20 @@ def test_the_folder_of_another_kind_of_machine_is_that_machines(tmp_path: Path):
     (other / "base.json.gz").write_bytes(b"")
     assert store.saved("base", "model", "Other-arm64-cp399") == other / "base.json.gz"
     assert store.saved("base", "model") is None
+
+
+def test_only_visible_run_files_of_a_machine_folder_are_runs(tmp_path: Path):
+    # Found (mutation, storage.py:337 each clause of the filter dropped): a machine folder
+    # may hold notes, hidden copies and killed writes' temporary files beside its runs.
+    store = RunStore(tmp_path)
+    folder = store.folder("model")
+    folder.mkdir(parents=True)
+    for name in (
+        "base.json.gz",
+        "old.json",
+        "notes.txt",
+        ".copy.json.gz",
+        ".base.json.gz.niah-tmp-1-ab",
+    ):
+        (folder / name).write_bytes(b"")
+    assert [p.name for p in store.files()] == ["base.json.gz", "old.json"]
