@@ -214,6 +214,19 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a temporary file's name always starts with '.' (is_temp_file checks that first), "
         "so the clause before it has already left every one out"
     ),
+    (
+        "results/storage.py",
+        "str(p.relative_to(self.root).with_name(run_name_of(p) or p.name)) for p in self.files()",
+        "drop clause 2 of Or",
+    ): "files() lists only files whose run_name_of is a name, so the stand-in is never used",
+    (
+        "results/storage.py",
+        'return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))',
+        "drop clause 1 of And",
+    ): (
+        "a file taken for a folder lists nothing: its iterdir() raises NotADirectoryError, an "
+        "OSError, which _subfolders and _run_files_in both answer with []"
+    ),
     ("experiment/shards.py", "load = [0] * count", "0 -> 1"): (
         "every share starts with the same load either way: the share with the fewest tokens "
         "(ties: the lower) is the same for every input, so the shares are the same"
