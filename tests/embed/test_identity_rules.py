@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pytest_niah.embed.identity import model_identity
+import os
+import sqlite3
+from types import SimpleNamespace
+
+from pytest_niah.embed import identity
+from pytest_niah.embed.identity import MEMO_FILE, MEMO_TABLE, file_digests, model_identity
 
 
 def test_an_identity_is_the_same_as_the_last_release_gave_so_caches_carry_over():
@@ -17,3 +22,27 @@ def test_an_identity_is_the_same_as_the_last_release_gave_so_caches_carry_over()
     assert identity.parts["schema"] == 2
     assert identity.digest == "66ce32b7641f4ab7ae8b2a9fb32e74f435431cfd35275c22cea9a9189cf83a90"
     assert identity.short == identity.digest[:12]
+
+
+def test_a_files_hash_is_memoised_only_once_it_is_more_than_two_seconds_old(tmp_path, monkeypatch):
+    # Found (mutation, identity.py:54 _SETTLED_NS + 1, and :317-318 the age's bounds): a
+    # file changed within the file system's coarsest stamp (2 s, FAT's) may change again
+    # keeping its size and mtime, so its hash is kept only once it is older than that,
+    # counted from its last change (the later of mtime and the inode change time).
+    folder = tmp_path / "model"
+    folder.mkdir()
+    weights = folder / "weights.bin"
+    weights.write_bytes(b"\1" * 64)
+    os.utime(weights, ns=(10**9, 10**9))  # an old mtime: the inode change time is now
+    stat = weights.stat()
+    changed = max(stat.st_mtime_ns, stat.st_ctime_ns)
+    memo = tmp_path / "memo"
+
+    def kept_after(age_ns: int) -> int:
+        monkeypatch.setattr(identity, "time", SimpleNamespace(time_ns=lambda: changed + age_ns))
+        file_digests(folder, memo)
+        with sqlite3.connect(memo / MEMO_FILE) as db:
+            return int(db.execute(f"SELECT COUNT(*) FROM {MEMO_TABLE}").fetchone()[0])
+
+    assert kept_after(2_000_000_000) == 0  # exactly 2 s: not yet settled
+    assert kept_after(2_000_000_001) == 1
