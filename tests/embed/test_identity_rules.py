@@ -6,6 +6,8 @@ import os
 import sqlite3
 from types import SimpleNamespace
 
+import pytest
+
 from pytest_niah.embed import identity
 from pytest_niah.embed.identity import MEMO_FILE, MEMO_TABLE, file_digests, model_identity
 
@@ -46,3 +48,18 @@ def test_a_files_hash_is_memoised_only_once_it_is_more_than_two_seconds_old(tmp_
 
     assert kept_after(2_000_000_000) == 0  # exactly 2 s: not yet settled
     assert kept_after(2_000_000_001) == 1
+
+
+@pytest.mark.parametrize(("size", "read"), [(1_048_576, True), (1_048_577, False)])
+def test_a_json_file_of_up_to_one_mib_is_read_for_the_hidden_files_it_names(tmp_path, size, read):
+    # Found (mutation, identity.py:48 MAX_CONFIG_BYTES 1 << 20 -> 2 << 20 or 1 << 21): the
+    # limit is one MiB, whatever the constant's name (test_identity_edges reads it from it).
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / ".extra").write_text("hidden", encoding="utf-8")
+    text = '{"path": ".extra", "pad": ""}'
+    (folder / "config.json").write_text(
+        text[:-2] + " " * (size - len(text)) + '"}', encoding="utf-8"
+    )
+    assert (folder / "config.json").stat().st_size == size
+    assert (".extra" in file_digests(folder)) is read
