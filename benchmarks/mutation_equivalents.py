@@ -227,6 +227,19 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a file taken for a folder lists nothing: its iterdir() raises NotADirectoryError, an "
         "OSError, which _subfolders and _run_files_in both answer with []"
     ),
+    # mutB (#34.6 round 3): embed/identity.py
+    (
+        "embed/identity.py",
+        'if data and "\\n" not in data and len(data) < 256:',
+        "drop clause 1 of And",
+    ): (
+        "an empty string passed on names no hidden path: its one part, '', does not start "
+        "with '.', so named_hidden_paths skips it at the next check"
+    ),
+    ("embed/identity.py", 'yield prefix.rstrip(".") or "(all)"', "drop clause 2 of Or"): (
+        "unreachable through differences(): both identities' parts are mappings, so the "
+        "walk yields only below a key, where the prefix is never empty"
+    ),
     ("experiment/shards.py", "load = [0] * count", "0 -> 1"): (
         "every share starts with the same load either way: the share with the fewest tokens "
         "(ties: the lower) is the same for every input, so the shares are the same"

@@ -9,7 +9,13 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_niah.embed import identity
-from pytest_niah.embed.identity import MEMO_FILE, MEMO_TABLE, file_digests, model_identity
+from pytest_niah.embed.identity import (
+    MEMO_FILE,
+    MEMO_TABLE,
+    file_digests,
+    model_identity,
+    named_hidden_paths,
+)
 
 
 def test_an_identity_is_the_same_as_the_last_release_gave_so_caches_carry_over():
@@ -63,3 +69,13 @@ def test_a_json_file_of_up_to_one_mib_is_read_for_the_hidden_files_it_names(tmp_
     )
     assert (folder / "config.json").stat().st_size == size
     assert (".extra" in file_digests(folder)) is read
+
+
+def test_a_hidden_path_a_config_names_counts_only_where_it_exists(tmp_path):
+    # Found (mutation, identity.py:244 `target.exists()` dropped): a config string that
+    # names a hidden file the folder does not hold adds nothing.
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / ".there").write_text("hidden", encoding="utf-8")
+    (folder / "config.json").write_text('{"a": ".missing", "b": ".there"}', encoding="utf-8")
+    assert named_hidden_paths(folder) == {folder / ".there"}
