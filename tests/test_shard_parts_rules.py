@@ -87,3 +87,18 @@ def test_an_input_of_one_token_weighs_one_token_in_the_shares():
     # them balance one two-token input.
     assert shares({"a": 1, "b": 1, "c": 2}, 2) == [["c"], ["a", "b"]]
     assert shares({"a": 0, "b": 0, "c": 2}, 2) == [["c"], ["a", "b"]]
+
+
+def test_parts_written_with_the_rows_digest_are_schema_2_and_those_before_it_are_refused(
+    tmp_path: Path,
+):
+    # Found (mutation, shard_parts.py:30 PART_SCHEMA 2 -> 3): the number changes only with
+    # the part format; schema 2 added the rows' digest, and parts of schema 1 (without it)
+    # are refused by name, not misread.
+    manifest = {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}}
+    path = tmp_path / "part-001-of-001.npz"
+    write_part(path, {**manifest, "part_schema": 2}, ["a"], np.eye(1))
+    assert read_part(path).manifest["part_schema"] == 2
+    write_part(path, {**manifest, "part_schema": 1}, ["a"], np.eye(1))
+    with pytest.raises(ShardError, match=r"part schema 1, this one reads 2\)"):
+        read_part(path)
