@@ -240,6 +240,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "unreachable through differences(): both identities' parts are mappings, so the "
         "walk yields only below a key, where the prefix is never empty"
     ),
+    # mutB (#34.6 round 3): experiment/shard_parts.py
+    (
+        "experiment/shard_parts.py",
+        "manifest=np.frombuffer(json.dumps(manifest, sort_keys=True).encode(), dtype=np.uint8),",
+        "True -> False",
+    ): (
+        "the manifest's key order is never read: read_part parses it as JSON, and the run's "
+        "digests sort the keys themselves (test_shard_parts_rules checks that order does not "
+        "count)"
+    ),
     ("experiment/shards.py", "load = [0] * count", "0 -> 1"): (
         "every share starts with the same load either way: the share with the fewest tokens "
         "(ties: the lower) is the same for every input, so the shares are the same"

@@ -102,3 +102,37 @@ def test_parts_written_with_the_rows_digest_are_schema_2_and_those_before_it_are
     write_part(path, {**manifest, "part_schema": 1}, ["a"], np.eye(1))
     with pytest.raises(ShardError, match=r"part schema 1, this one reads 2\)"):
         read_part(path)
+
+
+def test_the_run_a_part_belongs_to_does_not_depend_on_its_manifests_key_order(tmp_path: Path):
+    # Found (mutation, shard_parts.py:111 and :124 sort_keys dropped): a manifest read from
+    # a part (or edited by hand) may hold its keys in any order; the same config and layout
+    # are the same run.
+    layout = {"model": {"identity": {"source": {"kind": "files"}}}, "plan": {"tokens": {"a": 1}}}
+    config = {"model": "m", "lengths": [128]}
+    flipped_layout = {
+        "plan": {"tokens": {"a": 1}},
+        "model": {"identity": {"source": {"kind": "files"}}},
+    }
+    flipped_config = {"lengths": [128], "model": "m"}
+
+    def part(config: dict, layout: dict) -> Part:
+        manifest = {"config": config, "layout": layout}
+        return Part(tmp_path / "p.npz", Shard(1, 1), manifest, [], np.zeros((0, 0)))
+
+    one, other = part(config, layout), part(flipped_config, flipped_layout)
+    assert one.layout_digest == other.layout_digest
+    assert one.unpinned_digest == other.unpinned_digest
+
+
+def test_a_shard_and_a_part_read_are_values_that_cannot_change(tmp_path: Path):
+    # Found (mutation, shard_parts.py:34 and :97 frozen dropped).
+    import dataclasses
+
+    shard = Shard(1, 2)
+    part = Part(tmp_path / "p.npz", shard, {}, [], np.zeros((0, 0)))
+    assert {shard: "a"}[Shard(1, 2)] == "a"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        shard.index = 2  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        part.keys = ["a"]  # type: ignore[misc]
