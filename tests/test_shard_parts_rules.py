@@ -136,3 +136,13 @@ def test_a_shard_and_a_part_read_are_values_that_cannot_change(tmp_path: Path):
         shard.index = 2  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         part.keys = ["a"]  # type: ignore[misc]
+
+
+def test_a_part_schema_written_as_a_float_is_refused_though_it_equals_2(tmp_path: Path):
+    # Found (mutation, shard_parts.py:166 the whole-number clause dropped): 2.0 == 2 in
+    # Python, but a part schema is a whole number; a hand-edited 2.0 is another format.
+    path = tmp_path / "part-001-of-001.npz"
+    manifest = {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}}
+    write_part(path, {**manifest, "part_schema": 2.0}, ["a"], np.eye(1))
+    with pytest.raises(ShardError, match=r"part schema 2\.0, not a whole number"):
+        read_part(path)
