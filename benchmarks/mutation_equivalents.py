@@ -250,6 +250,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "digests sort the keys themselves (test_shard_parts_rules checks that order does not "
         "count)"
     ),
+    (
+        "experiment/shard_parts.py",
+        'f"--niah-shard-dir: cannot write the part {path} ({exc.strerror or exc})",',
+        "drop clause 2 of Or",
+    ): (
+        "exc comes from the OS (write_atomic's mkdir, mkstemp, write or rename): its "
+        "strerror is never empty there"
+    ),
     ("experiment/shards.py", "load = [0] * count", "0 -> 1"): (
         "every share starts with the same load either way: the share with the fewest tokens "
         "(ties: the lower) is the same for every input, so the shares are the same"

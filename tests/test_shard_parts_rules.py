@@ -146,3 +146,15 @@ def test_a_part_schema_written_as_a_float_is_refused_though_it_equals_2(tmp_path
     write_part(path, {**manifest, "part_schema": 2.0}, ["a"], np.eye(1))
     with pytest.raises(ShardError, match=r"part schema 2\.0, not a whole number"):
         read_part(path)
+
+
+def test_a_part_that_cannot_be_written_is_an_output_error_naming_it(tmp_path: Path):
+    # Found (mutation, shard_parts.py:83 the raise deleted, :84 the reason's stand-in): a
+    # shard folder that cannot be made (a file holds its name) fails the job, saying why.
+    from pytest_niah.errors import OutputError
+
+    (tmp_path / "taken").write_text("a file", encoding="utf-8")
+    path = tmp_path / "taken" / "part-001-of-001.npz"
+    with pytest.raises(OutputError) as caught:
+        write_part(path, {"part_schema": 2}, ["a"], np.eye(1))
+    assert caught.value.problem == (f"--niah-shard-dir: cannot write the part {path} (File exists)")
