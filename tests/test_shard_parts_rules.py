@@ -158,3 +158,16 @@ def test_a_part_that_cannot_be_written_is_an_output_error_naming_it(tmp_path: Pa
     with pytest.raises(OutputError) as caught:
         write_part(path, {"part_schema": 2}, ["a"], np.eye(1))
     assert caught.value.problem == (f"--niah-shard-dir: cannot write the part {path} (File exists)")
+
+
+def test_a_file_that_is_no_part_is_refused_with_the_readers_own_reason(tmp_path: Path):
+    # Found (mutation, shard_parts.py:163 the cause's `or` -> `and`, its text dropped): the
+    # refusal quotes what the reader found, not only the exception's type.
+    path = tmp_path / "part-001-of-001.npz"
+    path.write_bytes(b"PK\x03\x04")  # a zip's first bytes, then nothing
+    with pytest.raises(ShardError) as caught:
+        read_part(path)
+    assert (
+        caught.value.problem
+        == f"{path} is not a readable pytest-niah part (File is not a zip file)"
+    )
