@@ -10,7 +10,7 @@ import pytest
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.server_fingerprint import ServerFingerprint
-from pytest_niah.errors import ShardError
+from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.experiment.shard_parts import (
     PART_SCHEMA,
     Part,
@@ -171,3 +171,11 @@ def test_a_file_that_is_no_part_is_refused_with_the_readers_own_reason(tmp_path:
         caught.value.problem
         == f"{path} is not a readable pytest-niah part (File is not a zip file)"
     )
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_shard_is_a_usage_error_saying_no_value(value):
+    # Found (mutation, shard_parts.py:49 the empty-value check deleted): --niah-shard=
+    # with nothing after it is named as such, not a TypeError.
+    with pytest.raises(ConfigError, match="--niah-shard: no value"):
+        Shard.parse(value)
