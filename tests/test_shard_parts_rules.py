@@ -179,3 +179,19 @@ def test_an_empty_shard_is_a_usage_error_saying_no_value(value):
     # with nothing after it is named as such, not a TypeError.
     with pytest.raises(ConfigError, match="--niah-shard: no value"):
         Shard.parse(value)
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"shard": [1, 1], "config": {}},  # no layout
+        {"shard": "1/1", "config": {}, "layout": {"plan": {"tokens": {}}}},  # not a pair
+    ],
+)
+def test_a_manifest_missing_what_a_part_needs_is_named_damaged(tmp_path: Path, manifest):
+    # Found (mutation, shard_parts.py:181 the raise deleted): a part whose manifest lacks
+    # its shard, config or layout is refused by name, not an UnboundLocalError later.
+    path = tmp_path / "part-001-of-001.npz"
+    write_part(path, {**manifest, "part_schema": PART_SCHEMA}, ["a"], np.eye(1))
+    with pytest.raises(ShardError, match="has a damaged manifest"):
+        read_part(path)
