@@ -168,6 +168,24 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_SCHEME is anchored at the start (^, no MULTILINE): after the first match re.sub "
         "finds no second one, so any count removes the same scheme"
     ),
+    # mutB (#34.6 round 3): embed/secrets.py
+    ("embed/secrets.py", "for offset in range(3):", "3 -> 4"): (
+        "a fourth alignment, three zero bytes ahead of the key, is base64 'AAAA' then the "
+        "key's own encoding, and its core starts after those four characters: the same "
+        "core as offset 0 (checked over 20,000 random keys)"
+    ),
+    (
+        "embed/secrets.py",
+        "for size in range(min(len(form) - 1, len(text)), MIN_PIECE - 1, -1):",
+        "min -> max",
+    ): (
+        "starting at the larger of the two only adds sizes where form[:size] is longer than "
+        "the text (no match) or is the whole form, which redact() has already blanked from "
+        "the text (or the text was withheld): the first size that matches is the same"
+    ),
+    ("embed/secrets.py", 'authority = re.split(r"[/?#]", after_scheme, maxsplit=1)[0]', "1 -> 2"): (
+        "split's maxsplit never changes the first field, the only one read"
+    ),
     (
         "measure/metrics.py",
         "if x.size >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:",
@@ -175,6 +193,78 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): (
         "scores without spread then reach scipy, whose pearsonr of a constant is NaN and whose "
         "least-squares slope of a constant is 0.0: the (NaN, 0.0) the next branch gives"
+    ),
+    # mutB (#34.6 round 3): results/storage.py
+    **{
+        ("results/storage.py", line, description): (
+            "unreachable: validate(RunDocument, ...) has already refused every other "
+            "run_schema_version (results_schema's field validator, with the same message), "
+            "so load_run's own check never finds one"
+        )
+        for line, description in (
+            ("if run.run_schema_version != RUN_SCHEMA_VERSION:", "delete if"),
+            ("raise ResultsError(", "delete raise"),
+        )
+    },
+    (
+        "results/storage.py",
+        'if run_name_of(p) is not None and not p.name.startswith(".") and not is_temp_file(p)',
+        "drop clause 3 of And",
+    ): (
+        "a temporary file's name always starts with '.' (is_temp_file checks that first), "
+        "so the clause before it has already left every one out"
+    ),
+    (
+        "results/storage.py",
+        "str(p.relative_to(self.root).with_name(run_name_of(p) or p.name)) for p in self.files()",
+        "drop clause 2 of Or",
+    ): "files() lists only files whose run_name_of is a name, so the stand-in is never used",
+    (
+        "results/storage.py",
+        'return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))',
+        "drop clause 1 of And",
+    ): (
+        "a file taken for a folder lists nothing: its iterdir() raises NotADirectoryError, an "
+        "OSError, which _subfolders and _run_files_in both answer with []"
+    ),
+    # mutB (#34.6 round 3): embed/identity.py
+    (
+        "embed/identity.py",
+        'if data and "\\n" not in data and len(data) < 256:',
+        "drop clause 1 of And",
+    ): (
+        "an empty string passed on names no hidden path: its one part, '', does not start "
+        "with '.', so named_hidden_paths skips it at the next check"
+    ),
+    ("embed/identity.py", 'yield prefix.rstrip(".") or "(all)"', "drop clause 2 of Or"): (
+        "unreachable through differences(): both identities' parts are mappings, so the "
+        "walk yields only below a key, where the prefix is never empty"
+    ),
+    # mutB (#34.6 round 3): experiment/shard_parts.py
+    (
+        "experiment/shard_parts.py",
+        "manifest=np.frombuffer(json.dumps(manifest, sort_keys=True).encode(), dtype=np.uint8),",
+        "True -> False",
+    ): (
+        "the manifest's key order is never read: read_part parses it as JSON, and the run's "
+        "digests sort the keys themselves (test_shard_parts_rules checks that order does not "
+        "count)"
+    ),
+    (
+        "experiment/shard_parts.py",
+        'f"--niah-shard-dir: cannot write the part {path} ({exc.strerror or exc})",',
+        "drop clause 2 of Or",
+    ): (
+        "exc comes from the OS (write_atomic's mkdir, mkstemp, write or rename): its "
+        "strerror is never empty there"
+    ),
+    (
+        "experiment/shard_parts.py",
+        "if len(keys) and vectors.size and not np.isfinite(vectors).all():",
+        "drop clause 2 of And",
+    ): (
+        "vectors of size 0 are all finite (np.isfinite of nothing, .all(), is True): no "
+        "refusal either way"
     ),
     ("experiment/shards.py", "load = [0] * count", "0 -> 1"): (
         "every share starts with the same load either way: the share with the fewest tokens "

@@ -98,6 +98,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/results/test_run_history.py",
     ],
     "results/run_file.py": [
+        "tests/results/test_run_file_rules.py",  # a saved_at ending in "z"
         "tests/results/test_storage_edges.py",
         "tests/results/test_run_history.py",
         "tests/results/test_storage_compression.py",
@@ -194,5 +195,9 @@ TARGETS: dict[str, list[str]] = {
     # folder counts as the same
     "embed/static_memo.py": ["tests/embed/test_static_memo.py"],
     # identity: what makes two models the same
-    "embed/identity.py": ["tests/embed/test_identity.py", "tests/embed/test_identity_edges.py"],
+    "embed/identity.py": [
+        "tests/embed/test_identity_rules.py",  # the schema number, the short form
+        "tests/embed/test_identity.py",
+        "tests/embed/test_identity_edges.py",
+    ],
 }

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.server_fingerprint import ServerFingerprint
-from pytest_niah.errors import ShardError
+from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.experiment.shard_parts import (
     PART_SCHEMA,
     Part,
@@ -87,3 +87,111 @@ def test_an_input_of_one_token_weighs_one_token_in_the_shares():
     # them balance one two-token input.
     assert shares({"a": 1, "b": 1, "c": 2}, 2) == [["c"], ["a", "b"]]
     assert shares({"a": 0, "b": 0, "c": 2}, 2) == [["c"], ["a", "b"]]
+
+
+def test_parts_written_with_the_rows_digest_are_schema_2_and_those_before_it_are_refused(
+    tmp_path: Path,
+):
+    # Found (mutation, shard_parts.py:30 PART_SCHEMA 2 -> 3): the number changes only with
+    # the part format; schema 2 added the rows' digest, and parts of schema 1 (without it)
+    # are refused by name, not misread.
+    manifest = {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}}
+    path = tmp_path / "part-001-of-001.npz"
+    write_part(path, {**manifest, "part_schema": 2}, ["a"], np.eye(1))
+    assert read_part(path).manifest["part_schema"] == 2
+    write_part(path, {**manifest, "part_schema": 1}, ["a"], np.eye(1))
+    with pytest.raises(ShardError, match=r"part schema 1, this one reads 2\)"):
+        read_part(path)
+
+
+def test_the_run_a_part_belongs_to_does_not_depend_on_its_manifests_key_order(tmp_path: Path):
+    # Found (mutation, shard_parts.py:111 and :124 sort_keys dropped): a manifest read from
+    # a part (or edited by hand) may hold its keys in any order; the same config and layout
+    # are the same run.
+    layout = {"model": {"identity": {"source": {"kind": "files"}}}, "plan": {"tokens": {"a": 1}}}
+    config = {"model": "m", "lengths": [128]}
+    flipped_layout = {
+        "plan": {"tokens": {"a": 1}},
+        "model": {"identity": {"source": {"kind": "files"}}},
+    }
+    flipped_config = {"lengths": [128], "model": "m"}
+
+    def part(config: dict, layout: dict) -> Part:
+        manifest = {"config": config, "layout": layout}
+        return Part(tmp_path / "p.npz", Shard(1, 1), manifest, [], np.zeros((0, 0)))
+
+    one, other = part(config, layout), part(flipped_config, flipped_layout)
+    assert one.layout_digest == other.layout_digest
+    assert one.unpinned_digest == other.unpinned_digest
+
+
+def test_a_shard_and_a_part_read_are_values_that_cannot_change(tmp_path: Path):
+    # Found (mutation, shard_parts.py:34 and :97 frozen dropped).
+    import dataclasses
+
+    shard = Shard(1, 2)
+    part = Part(tmp_path / "p.npz", shard, {}, [], np.zeros((0, 0)))
+    assert {shard: "a"}[Shard(1, 2)] == "a"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        shard.index = 2  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        part.keys = ["a"]  # type: ignore[misc]
+
+
+def test_a_part_schema_written_as_a_float_is_refused_though_it_equals_2(tmp_path: Path):
+    # Found (mutation, shard_parts.py:166 the whole-number clause dropped): 2.0 == 2 in
+    # Python, but a part schema is a whole number; a hand-edited 2.0 is another format.
+    path = tmp_path / "part-001-of-001.npz"
+    manifest = {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}}
+    write_part(path, {**manifest, "part_schema": 2.0}, ["a"], np.eye(1))
+    with pytest.raises(ShardError, match=r"part schema 2\.0, not a whole number"):
+        read_part(path)
+
+
+def test_a_part_that_cannot_be_written_is_an_output_error_naming_it(tmp_path: Path):
+    # Found (mutation, shard_parts.py:83 the raise deleted, :84 the reason's stand-in): a
+    # shard folder that cannot be made (a file holds its name) fails the job, saying why.
+    from pytest_niah.errors import OutputError
+
+    (tmp_path / "taken").write_text("a file", encoding="utf-8")
+    path = tmp_path / "taken" / "part-001-of-001.npz"
+    with pytest.raises(OutputError) as caught:
+        write_part(path, {"part_schema": 2}, ["a"], np.eye(1))
+    assert caught.value.problem == (f"--niah-shard-dir: cannot write the part {path} (File exists)")
+
+
+def test_a_file_that_is_no_part_is_refused_with_the_readers_own_reason(tmp_path: Path):
+    # Found (mutation, shard_parts.py:163 the cause's `or` -> `and`, its text dropped): the
+    # refusal quotes what the reader found, not only the exception's type.
+    path = tmp_path / "part-001-of-001.npz"
+    path.write_bytes(b"PK\x03\x04")  # a zip's first bytes, then nothing
+    with pytest.raises(ShardError) as caught:
+        read_part(path)
+    assert (
+        caught.value.problem
+        == f"{path} is not a readable pytest-niah part (File is not a zip file)"
+    )
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_shard_is_a_usage_error_saying_no_value(value):
+    # Found (mutation, shard_parts.py:49 the empty-value check deleted): --niah-shard=
+    # with nothing after it is named as such, not a TypeError.
+    with pytest.raises(ConfigError, match="--niah-shard: no value"):
+        Shard.parse(value)
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"shard": [1, 1], "config": {}},  # no layout
+        {"shard": "1/1", "config": {}, "layout": {"plan": {"tokens": {}}}},  # not a pair
+    ],
+)
+def test_a_manifest_missing_what_a_part_needs_is_named_damaged(tmp_path: Path, manifest):
+    # Found (mutation, shard_parts.py:181 the raise deleted): a part whose manifest lacks
+    # its shard, config or layout is refused by name, not an UnboundLocalError later.
+    path = tmp_path / "part-001-of-001.npz"
+    write_part(path, {**manifest, "part_schema": PART_SCHEMA}, ["a"], np.eye(1))
+    with pytest.raises(ShardError, match="has a damaged manifest"):
+        read_part(path)

@@ -128,3 +128,38 @@ def test_the_plugin_loads_a_static_folder_through_the_memo(static_folder: Path) 
     b = second.model
     assert a is not b and a[0] is not b[0]
     assert folder_key(static_folder) in STATIC_MODELS.read
+
+
+def test_the_two_folders_used_last_are_kept_and_the_least_recently_used_goes(
+    static_folder: Path, tmp_path: Path
+) -> None:
+    folders = {}
+    for name in ("a", "b", "c"):
+        folders[name] = tmp_path / name
+        shutil.copytree(static_folder, folders[name])
+    memo, cls = StaticModelMemo(), CountingClass()
+
+    def load(name: str) -> None:
+        memo.load(str(folders[name]), folders[name], cls)
+
+    load("a")
+    load("b")
+    load("a")  # kept: "a" is now the one used last
+    assert cls.reads == 2
+    load("c")  # a third folder: "b", used least recently, goes
+    assert cls.reads == 3
+    load("a")
+    load("c")
+    assert cls.reads == 3
+    load("b")
+    assert cls.reads == 4
+
+
+def test_what_a_load_read_cannot_be_changed_in_place() -> None:
+    import dataclasses
+
+    from pytest_niah.embed.static_memo import ReadModel
+
+    kept = ReadModel(tokenizer_json="{}", weights=None, base_model=None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        kept.tokenizer_json = "changed"  # type: ignore[misc]

@@ -189,3 +189,60 @@ def test_only_this_folders_renamed_aside_report_comes_back(tmp_path: Path):
     with pytest.raises(RuntimeError), replaced_folder(target):
         raise RuntimeError("the new report failed")
     assert not target.exists()
+
+
+def test_a_folder_that_cannot_be_listed_is_refused_naming_why(tmp_path: Path, monkeypatch):
+    # Found (mutation, report_folder.py:102 the refusal's `return` -> None): a report folder
+    # the process may not list cannot be checked for foreign files, so it is refused with
+    # the system's reason. Root may list any folder: the refusal is the one the operating
+    # system gives a user without read access, made here.
+    target = tmp_path / "niah-report"
+    target.mkdir()
+    real_iterdir = Path.iterdir
+
+    def iterdir(self: Path):
+        if self == target:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_iterdir(self)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    assert report_folder_problem(target) == "cannot be read (Permission denied)"
+    with (
+        pytest.raises(OutputError, match=r"cannot be read \(Permission denied\)"),
+        replaced_folder(target),
+    ):
+        pass
+
+
+def test_the_longest_folder_name_whose_staging_folder_fits_is_written(tmp_path: Path):
+    # Found (mutation, report_folder.py:194 the random part's 4 bytes -> 5): the staging
+    # folder's name is the target's plus 1 + len(mark) + the pid + 1 + 8 hex characters;
+    # a target name that leaves exactly 255 bytes for it is written, one byte more is not.
+    room = 255 - len(f".{TMP_MARK}{os.getpid()}-") - 8
+    target = tmp_path / ("r" * room)
+    with replaced_folder(target) as staging:
+        assert len(staging.name) == 255
+        (staging / "summary.md").write_text("new", encoding="utf-8")
+    assert (target / "summary.md").read_text(encoding="utf-8") == "new"
+    with (
+        pytest.raises(OutputError, match="File name too long"),
+        replaced_folder(tmp_path / ("r" * (room + 1))),
+    ):
+        pass
+
+
+def test_without_the_exchange_the_longest_name_whose_aside_name_fits_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Found (mutation, report_folder.py:218 the renamed-aside name's 4 random bytes -> 5):
+    # where folders cannot be exchanged (not Linux), the previous report is renamed aside
+    # under the staging name's form plus "old-"; a target name that leaves exactly 255
+    # bytes for that name is still replaced.
+    monkeypatch.setattr(sys, "platform", "darwin")
+    room = 255 - len(f".{TMP_MARK}{os.getpid()}-{OLD_MARK}") - 8
+    target = tmp_path / ("r" * room)
+    for text in ("previous", "new"):
+        with replaced_folder(target) as staging:
+            (staging / "summary.md").write_text(text, encoding="utf-8")
+    assert (target / "summary.md").read_text(encoding="utf-8") == "new"
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.errors import ConfigError
+from pytest_niah.errors import CompareError, ConfigError
 from pytest_niah.results.storage import RunStore
 
 
@@ -51,3 +51,54 @@ def test_the_runs_of_the_labels_asked_for_and_only_those(tmp_path: Path):
         (folder / "base.json").write_text("{}", encoding="utf-8")
     assert store.files(["model-a"]) == [store.folder("model-a") / "base.json"]
     assert len(store.files()) == 2
+
+
+def test_an_empty_compare_reference_names_no_run_even_beside_a_bare_suffix_file(tmp_path: Path):
+    # Found (mutation, storage.py:248 `bool(ref)` dropped): "" is no run name, so it never
+    # picks the file named only ".json.gz" that would be "<name>.json.gz" for an empty name.
+    store = RunStore(tmp_path)
+    folder = store.folder("model")
+    folder.mkdir(parents=True)
+    (folder / ".json.gz").write_bytes(b"")
+    with pytest.raises(CompareError, match="neither a results file nor a run saved"):
+        store.resolve("", "model")
+
+
+def test_a_run_saved_under_the_name_previous_is_the_one_previous_means(tmp_path: Path):
+    # Found (mutation, storage.py:250 `here is None` dropped): a run the user named
+    # "previous" on this kind of machine is what --niah-compare=previous names, before
+    # the newest run.
+    store = RunStore(tmp_path)
+    folder = store.folder("model")
+    folder.mkdir(parents=True)
+    (folder / "previous.json.gz").write_bytes(b"")
+    assert store.resolve("previous", "model") == folder / "previous.json.gz"
+
+
+def test_the_folder_of_another_kind_of_machine_is_that_machines(tmp_path: Path):
+    # Found (mutation, storage.py:68 the machine asked for ignored): runs saved on another
+    # kind of machine are found in that machine's folder, not this one's.
+    store = RunStore(tmp_path)
+    other = store.folder("model", "Other-arm64-cp399")
+    assert other == tmp_path / "model" / "Other-arm64-cp399"
+    other.mkdir(parents=True)
+    (other / "base.json.gz").write_bytes(b"")
+    assert store.saved("base", "model", "Other-arm64-cp399") == other / "base.json.gz"
+    assert store.saved("base", "model") is None
+
+
+def test_only_visible_run_files_of_a_machine_folder_are_runs(tmp_path: Path):
+    # Found (mutation, storage.py:337 each clause of the filter dropped): a machine folder
+    # may hold notes, hidden copies and killed writes' temporary files beside its runs.
+    store = RunStore(tmp_path)
+    folder = store.folder("model")
+    folder.mkdir(parents=True)
+    for name in (
+        "base.json.gz",
+        "old.json",
+        "notes.txt",
+        ".copy.json.gz",
+        ".base.json.gz.niah-tmp-1-ab",
+    ):
+        (folder / name).write_bytes(b"")
+    assert [p.name for p in store.files()] == ["base.json.gz", "old.json"]
