@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -246,3 +247,127 @@ def test_without_the_exchange_the_longest_name_whose_aside_name_fits_is_replaced
             (staging / "summary.md").write_text(text, encoding="utf-8")
     assert (target / "summary.md").read_text(encoding="utf-8") == "new"
     assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+# -- the exchange and its fallback, on any system: the C library faked where it must fail ------
+
+
+def write_report(target: Path, text: str) -> None:
+    with replaced_folder(target) as staging:
+        (staging / "summary.md").write_text(text, encoding="utf-8")
+
+
+class FakeLibrary:
+    """A C library whose ``renameat2`` fails with ``code`` (or is missing: ``code`` None)."""
+
+    def __init__(self, code: int | None) -> None:
+        self.code = code
+
+    def __getattr__(self, name: str):
+        if name != "renameat2" or self.code is None:
+            raise AttributeError(name)
+        code = self.code
+
+        def renameat2(*args: object) -> int:
+            import ctypes
+
+            ctypes.set_errno(code)
+            return -1
+
+        return renameat2
+
+
+def fake_library(monkeypatch: pytest.MonkeyPatch, code: int | None) -> None:
+    import ctypes
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda *args, **kwargs: FakeLibrary(code))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the exchange is Linux's")
+def test_on_linux_a_report_is_replaced_in_one_step_the_folder_never_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    target = tmp_path / "niah-report"
+    write_report(target, "first")
+    renames, rename = [], os.rename
+
+    def recording_rename(src, dst, *args, **kwargs):
+        renames.append((Path(src), Path(dst)))
+        return rename(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rename", recording_rename)
+    write_report(target, "second")
+    assert (target / "summary.md").read_text(encoding="utf-8") == "second"
+    assert not any(src == target for src, _ in renames), renames  # never renamed away
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["niah-report"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [None, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV],
+    ids=["no-renameat2", "EINVAL", "ENOSYS", "EOPNOTSUPP", "EXDEV"],
+)
+def test_where_the_system_cannot_exchange_the_report_is_still_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int | None
+):
+    # None: a C library without renameat2 (musl); EINVAL, ENOSYS, EOPNOTSUPP, EXDEV: a
+    # kernel or file system without the exchange. The two-rename fallback replaces it.
+    monkeypatch.setattr(sys, "platform", "linux")
+    target = tmp_path / "niah-report"
+    write_report(target, "first")
+    fake_library(monkeypatch, code)
+    write_report(target, "second")
+    assert (target / "summary.md").read_text(encoding="utf-8") == "second"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["niah-report"]
+
+
+def test_an_exchange_that_fails_otherwise_is_refused_naming_why_the_previous_report_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(sys, "platform", "linux")
+    target = tmp_path / "niah-report"
+    write_report(target, "first")
+    fake_library(monkeypatch, errno.EIO)
+    with pytest.raises(OutputError) as caught:
+        write_report(target, "second")
+    assert os.strerror(errno.EIO) in caught.value.problem
+    assert (target / "summary.md").read_text(encoding="utf-8") == "first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["niah-report"]
+
+
+def test_a_leftover_that_cannot_be_removed_does_not_fail_the_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Root removes any folder: the removal's refusal is made here, as rmtree reports one.
+    import shutil
+
+    removed = []
+
+    def rmtree(path, ignore_errors=False, **kwargs):
+        removed.append(Path(path))
+        if not ignore_errors:
+            raise PermissionError(13, "Permission denied", str(path))
+
+    target = tmp_path / "niah-report"
+    write_report(target, "first")
+    monkeypatch.setattr(shutil, "rmtree", rmtree)
+    write_report(target, "second")  # the previous report, swapped out, stays behind
+    assert (target / "summary.md").read_text(encoding="utf-8") == "second"
+    assert removed
+    monkeypatch.setattr(sys, "platform", "darwin")  # the fallback removes the old one too
+    write_report(target, "third")
+    assert (target / "summary.md").read_text(encoding="utf-8") == "third"
+
+
+def test_a_link_loop_at_the_reports_name_is_not_taken_for_a_missing_report(tmp_path: Path):
+    # A link that leads nowhere is not "no folder": the renamed-aside report stays aside.
+    target = tmp_path / "niah-report"
+    target.symlink_to(target)
+    aside = tmp_path / f"{temp_prefix(target)}{OLD_MARK}00000000"
+    aside.mkdir()
+    (aside / "summary.md").write_text("previous", encoding="utf-8")
+    with pytest.raises(OutputError) as caught, replaced_folder(target):
+        pass
+    assert "cannot replace the report folder" in caught.value.problem  # nothing to create
+    assert target.is_symlink() and os.readlink(target) == str(target)
+    assert (aside / "summary.md").read_text(encoding="utf-8") == "previous"
