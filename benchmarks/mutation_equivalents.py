@@ -271,6 +271,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "(ties: the lower) is the same for every input, so the shares are the same"
     ),
     (
+        "experiment/shards.py",
+        "groups = needle_set.select(config.groups or None).groups",
+        "drop clause 2 of Or",
+    ): (
+        "NeedleSet.select keeps every group for None and for an empty selection alike, so "
+        "`config.groups` (an empty tuple when none were chosen) selects what None does"
+    ),
+    (
         "experiment/speed.py",
         "if size is not None and len(sample) >= size:",
         "delete if",

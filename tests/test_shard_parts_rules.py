@@ -195,3 +195,63 @@ def test_a_manifest_missing_what_a_part_needs_is_named_damaged(tmp_path: Path, m
     write_part(path, {**manifest, "part_schema": PART_SCHEMA}, ["a"], np.eye(1))
     with pytest.raises(ShardError, match="has a damaged manifest"):
         read_part(path)
+
+
+def test_a_part_with_vectors_but_no_keys_is_refused_and_an_empty_part_is_read(tmp_path: Path):
+    # Found (mutation sweep, shard_parts.py:182 and :193): the count check let a part with no
+    # keys through whatever vectors it held; rows under no key are as damaged as rows short
+    # of their keys. A shard with nothing to embed still writes and reads an empty part.
+    manifest = {
+        "part_schema": PART_SCHEMA,
+        "shard": [2, 2],
+        "config": {"seed": 1},
+        "layout": {"plan": {"tokens": {}}, "model": {"fingerprint": "m"}},
+    }
+    path = tmp_path / "part-002-of-002.npz"
+    write_part(path, manifest, [], np.full((2, 2), np.nan))
+    with pytest.raises(ShardError, match=r"part-002-of-002\.npz holds 0 keys but 2 vectors"):
+        read_part(path)
+    write_part(path, manifest, [], [])
+    part = read_part(path)
+    assert part.keys == [] and part.vectors.size == 0
+
+
+class CountingProgress:
+    """Each phase's announced total beside the units it advanced through."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, list[int]] = {}
+        self.current = ""
+
+    def start(self, phase: str, total: int | None, unit: str, *, weights=()) -> None:
+        self.current = phase
+        self.phases[phase] = [total or 0, 0]
+
+    def advance(self, done: int, tokens: int = 0) -> None:
+        self.phases[self.current][1] += done
+
+    def finish(self, note: str = "") -> None:
+        pass
+
+
+def test_a_shard_jobs_planning_announces_as_many_blocks_as_it_builds(
+    tiny_static_model: Path, shared_corpus_dir: Path, tmp_path: Path
+):
+    # Found (mutation seed 1415723878, shards.py:105 `*` -> `/`): the phase's total is
+    # lengths x draws x groups, each block advanced once: the bar ends at 100%.
+    from pytest_niah.experiment.shards import run_shard
+
+    config = NiahConfig(
+        model=str(tiny_static_model),
+        corpus=str(shared_corpus_dir),
+        lengths=(128, 256),
+        positions=2,
+        groups=("dietary-01", "location-02", "vehicle-01"),
+        arms=("literal",),
+        seeds=(1, 2),  # two draws: `lengths / draws` would still make the total
+        device="cpu",
+    )
+    progress = CountingProgress()
+    run_shard(config, Shard(1, 2), tmp_path, use_cache=False, progress=progress)
+    total, done = progress.phases["building haystacks"]
+    assert total == done and done >= 2 * 2 * 3

@@ -179,7 +179,7 @@ def read_part(path: Path) -> Part:
         _ = manifest["config"], layout["plan"]["tokens"]
     except (KeyError, TypeError, ValueError) as exc:
         raise ShardError(f"{path} has a damaged manifest ({exc})", fix) from exc
-    if len(keys) != len(vectors) and len(keys):
+    if len(keys) != len(vectors):
         raise ShardError(f"{path} holds {len(keys)} keys but {len(vectors)} vectors", fix)
     _check_rows(path, manifest, keys, vectors)
     if keys:
@@ -190,7 +190,7 @@ def read_part(path: Path) -> Part:
 def _check_rows(path: Path, manifest: Mapping[str, Any], keys: list[str], vectors: Any) -> None:
     """Refuse rows that are not finite, or that are not the ones written under their keys."""
     fix = "write the part again with --niah-shard; do not edit part files"
-    if len(keys) and vectors.size and not np.isfinite(vectors).all():
+    if vectors.size and not np.isfinite(vectors).all():
         finite = np.isfinite(vectors.reshape(len(keys), -1)).all(axis=1)
         bad = [keys[i] for i in np.flatnonzero(~finite)]
         raise ShardError(

@@ -113,3 +113,16 @@ def test_each_mismatch_answers_false_not_a_falsy_stand_in():
     assert unmeasured.matches(other_reason) is False  # the reason differs
     assert measured.matches(other_cut) is False  # the reading differs
     assert measured.matches(other_shape) is False  # the vectors differ in shape
+
+
+def test_a_fingerprint_is_a_value_that_cannot_change_once_measured():
+    # Found (mutation seed 1415723878, server_fingerprint.py:68 frozen=True -> False): what a
+    # run measured of its server is kept and compared as it was measured.
+    import dataclasses
+
+    import pytest
+
+    fingerprint = _of(np.eye(3, dtype=np.float32))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fingerprint.window = 128  # type: ignore[misc]
+    assert len({fingerprint, _of(np.eye(3, dtype=np.float32))}) == 1
