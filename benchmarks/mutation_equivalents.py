@@ -260,8 +260,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ),
     (
         "experiment/shard_parts.py",
-        "if len(keys) and vectors.size and not np.isfinite(vectors).all():",
-        "drop clause 2 of And",
+        "if vectors.size and not np.isfinite(vectors).all():",
+        "drop clause 1 of And",
     ): (
         "vectors of size 0 are all finite (np.isfinite of nothing, .all(), is True): no "
         "refusal either way"
