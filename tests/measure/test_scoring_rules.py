@@ -227,11 +227,13 @@ def plan_of(haystacks: list[PlannedHaystack], scorings=("whole",)) -> Plan:
     return plan
 
 
-def slice_of(plan: Plan, *, scoring="whole", length=100, window=None, orders=None) -> Collected:
+def slice_of(
+    plan: Plan, *, scoring="whole", length=100, window=None, orders=None, scored=None
+) -> Collected:
     collected = Collected()
     score_slice(
         collected,
-        scored_plan(),
+        scored or scored_plan(),
         plan,
         arm="literal",
         kind="literal",
@@ -351,21 +353,8 @@ def test_an_unusable_embedding_marks_the_case_invalid():
     plan.needles = {NEEDLE: "bad"}
     keys = [*VECTORS, "bad"]
     matrix = np.array([*VECTORS.values(), [0.0, 0.0, 0.0, 0.0]])
-    collected = Collected()
-    score_slice(
-        collected,
-        Scored.of(matrix, {k: i for i, k in enumerate(keys)}),
-        plan,
-        arm="literal",
-        kind="literal",
-        scoring="whole",
-        length=100,
-        groups=[GROUP],
-        queries={"g1": "q"},
-        orders=("default",),
-        window=None,
-    )
-    (case,) = collected.cases
+    scored = Scored.of(matrix, {k: i for i, k in enumerate(keys)})
+    (case,) = slice_of(plan, scored=scored, orders=("default",)).cases
     assert math.isnan(case.cos_qn) and case.problem == INVALID
     assert case.cos_qh == pytest.approx(math.sqrt(0.5))
 
@@ -389,21 +378,7 @@ def test_maxsim_reads_the_question_and_the_needle_as_their_token_vectors():
         scorings=("maxsim",),
     )
     plan.multi = {"q": "q*", "n": "n*"}
-    collected = Collected()
-    score_slice(
-        collected,
-        scored,
-        plan,
-        arm="literal",
-        kind="literal",
-        scoring="maxsim",
-        length=100,
-        groups=[GROUP],
-        queries={"g1": "q"},
-        orders=("default",),
-        window=None,
-    )
-    (case,) = collected.cases
+    (case,) = slice_of(plan, scored=scored, scoring="maxsim", orders=("default",)).cases
     # Each question token's best cosine, averaged: (1 + 1) / 2, (0.6 + 0.8) / 2, (1 + 0) / 2.
     assert (case.cos_qh, case.control_score, case.cos_qn) == pytest.approx((1.0, 0.7, 0.5))
 

@@ -40,25 +40,21 @@ def test_a_saved_runs_text_is_sorted_json_indented_by_one_space() -> None:
     # Found (mutation, run_file.py:98 indent=1 -> 2): the file's bytes are a format kept
     # across versions, so a run saved again by a newer version is the same file (git sees
     # no change): keys sorted, one space per level, gzip without a time.
-    data = run_bytes(
-        {"lengths": [128]},
-        name="base",
-        label="model",
-        machine={"os": "Linux"},
-        saved_at=T0,
-        commit={"id": "abc", "dirty": False},
-    )
+    def saved() -> bytes:
+        return run_bytes(
+            {"lengths": [128]},
+            name="base",
+            label="model",
+            machine={"os": "Linux"},
+            saved_at=T0,
+            commit={"id": "abc", "dirty": False},
+        )
+
+    data = saved()
     text = gzip.decompress(data).decode("utf-8")
     assert text.splitlines()[:4] == ["{", ' "commit": {', '  "dirty": false,', '  "id": "abc"']
     assert data[4:8] == b"\0\0\0\0"  # the gzip header's time
-    assert data == run_bytes(
-        {"lengths": [128]},
-        name="base",
-        label="model",
-        machine={"os": "Linux"},
-        saved_at=T0,
-        commit={"id": "abc", "dirty": False},
-    )
+    assert data == saved()
 
 
 def test_a_run_holding_a_value_that_is_not_a_number_is_never_written() -> None:
