@@ -126,8 +126,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if any(
         "pytester" in getattr(i, "fixturenames", ()) or i.get_closest_marker("slow") for i in items
     ):
-        import sentence_transformers  # noqa: F401
+        from pytest_niah.embed.gc_pause import collection_paused
 
+        with collection_paused():
+            import sentence_transformers  # noqa: F401
         _collect_less_in_a_test_process()
 
 

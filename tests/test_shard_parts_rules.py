@@ -43,13 +43,18 @@ def test_parts_of_a_noisy_server_are_one_run_only_when_all_else_is_the_same():
     assert not same_served_run(_part(1, 1, None, "a"), two)
 
 
-def _written(folder: Path, index: int, fingerprint: ServerFingerprint | None, answers: str):
-    manifest = {
+def part_manifest(index: int, count: int, answers: str = "m") -> dict:
+    """A part's manifest: schema, shard, config and the model's answers' fingerprint."""
+    return {
         "part_schema": PART_SCHEMA,
-        "shard": [index, 2],
+        "shard": [index, count],
         "config": {"seed": 1},
         "layout": {"plan": {"tokens": {}}, "model": {"fingerprint": answers}},
     }
+
+
+def _written(folder: Path, index: int, fingerprint: ServerFingerprint | None, answers: str):
+    manifest = part_manifest(index, 2, answers)
     if fingerprint is not None:
         manifest["server"] = asdict(fingerprint)
     write_part(folder / f"part-{index:03d}-of-002.npz", manifest, [], np.zeros((0, 2)))
@@ -69,12 +74,7 @@ def test_a_part_with_fewer_vectors_than_keys_is_named_not_a_traceback(tmp_path: 
     # Found (mutation, shard_parts.py:182, the count check deleted): a part written with three
     # keys and two vectors has a digest that matches what it holds; without the check, the
     # rows were reshaped to one per key and failed with a traceback.
-    manifest = {
-        "part_schema": PART_SCHEMA,
-        "shard": [1, 2],
-        "config": {"seed": 1},
-        "layout": {"plan": {"tokens": {}}, "model": {"fingerprint": "m"}},
-    }
+    manifest = part_manifest(1, 2)
     path = tmp_path / "part-001-of-002.npz"
     write_part(path, manifest, ["a", "b", "c"], np.ones((2, 2)))
     with pytest.raises(ShardError, match=r"part-001-of-002\.npz holds 3 keys but 2 vectors"):
@@ -201,12 +201,7 @@ def test_a_part_with_vectors_but_no_keys_is_refused_and_an_empty_part_is_read(tm
     # Found (mutation sweep, shard_parts.py:182 and :193): the count check let a part with no
     # keys through whatever vectors it held; rows under no key are as damaged as rows short
     # of their keys. A shard with nothing to embed still writes and reads an empty part.
-    manifest = {
-        "part_schema": PART_SCHEMA,
-        "shard": [2, 2],
-        "config": {"seed": 1},
-        "layout": {"plan": {"tokens": {}}, "model": {"fingerprint": "m"}},
-    }
+    manifest = part_manifest(2, 2)
     path = tmp_path / "part-002-of-002.npz"
     write_part(path, manifest, [], np.full((2, 2), np.nan))
     with pytest.raises(ShardError, match=r"part-002-of-002\.npz holds 0 keys but 2 vectors"):
