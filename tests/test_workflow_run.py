@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,8 @@ def base_env(job_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NIAH_", "GITHUB_"))}
     env.update(
         PYTHONPATH=str(REPO),  # the code under test, in every subprocess
+        # The steps' bare `pytest` and `python` are this interpreter's, activated or not.
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
         NIAH_CACHE_DIR=str(job_dir.parent / f"{job_dir.name}-cache"),  # a runner of its own
         GITHUB_STEP_SUMMARY=str(job_dir.parent / f"{job_dir.name}-step-summary.md"),
         GITHUB_OUTPUT=str(job_dir.parent / f"{job_dir.name}-output"),

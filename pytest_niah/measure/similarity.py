@@ -76,12 +76,17 @@ class Scored:
         """cos(question, haystack) for each question and each haystack (given by its pieces).
 
         Haystacks the model reads alike (the same pieces) are scored once and share the
-        result bit for bit, whatever their place in the matrix.
+        result bit for bit, whatever their place in the matrix. The product is taken over the
+        questions and haystacks in key order: a matrix product's last bits depend on where an
+        entry sits in the matrix, so the order a plan lists its inputs in (a whole run's, or
+        a gate job's read back from shard parts) must not reach the scores.
         """
-        unique = list(dict.fromkeys(tuple(p) for p in pieces))
+        unique = sorted({tuple(p) for p in pieces})
         column = {p: i for i, p in enumerate(unique)}
-        scores = self._scores(queries, unique, scoring)
-        return scores[:, [column[tuple(p)] for p in pieces]]
+        asked = sorted(set(queries))
+        row = {q: i for i, q in enumerate(asked)}
+        scores = self._scores(asked, unique, scoring)
+        return scores[np.ix_([row[q] for q in queries], [column[tuple(p)] for p in pieces])]
 
     def _scores(
         self, queries: Sequence[str], pieces: Sequence[Sequence[str]], scoring: str

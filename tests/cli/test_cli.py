@@ -221,7 +221,8 @@ def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_console_script(results_file: Path) -> None:
-    script = shutil.which("pytest-niah")
+    # This interpreter's script, whether its environment is activated or not.
+    script = shutil.which("pytest-niah", path=str(Path(sys.executable).parent))
     if script is None:
         pytest.skip("the pytest-niah console script is not installed (pip install -e .)")
     done = subprocess.run(

@@ -31,7 +31,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "gutenberg"
 needs_shared = pytest.mark.skipif(
     not (SHARED_CORPUS / "manifest.json").is_file(),
-    reason=f"no shared corpus at {SHARED_CORPUS} to compare with",
+    reason=f"needs ../shared beside the checkout (outside this repository): no {SHARED_CORPUS}",
 )
 # Words of the Project Gutenberg header, licence and footer: in every packaged file, in no
 # haystack text.
