@@ -19,7 +19,9 @@ from pytest_niah.experiment.shard_parts import (
     same_served_run,
     write_part,
 )
-from pytest_niah.experiment.shards import results_from_shards, shares
+from pytest_niah.embed.batching import BatchShares
+from pytest_niah.experiment.shards import results_from_shards
+from pytest_niah.haystacks.plan import ModelInput
 
 ROWS = ((1.0, 0.0), (0.0, 1.0))
 
@@ -50,6 +52,7 @@ def part_manifest(index: int, count: int, answers: str = "m") -> dict:
         "shard": [index, count],
         "config": {"seed": 1},
         "layout": {"plan": {"tokens": {}}, "model": {"fingerprint": answers}},
+        "batches": [],
     }
 
 
@@ -81,26 +84,35 @@ def test_a_part_with_fewer_vectors_than_keys_is_named_not_a_traceback(tmp_path: 
         read_part(path)
 
 
-def test_an_input_of_one_token_weighs_one_token_in_the_shares():
-    # Found (mutation, shards.py:64 `max(tokens[key], 1)` -> `max(tokens[key], 2)`): only an
-    # empty input is counted as one token; a one-token input weighs what it holds, so two of
-    # them balance one two-token input.
-    assert shares({"a": 1, "b": 1, "c": 2}, 2) == [["c"], ["a", "b"]]
-    assert shares({"a": 0, "b": 0, "c": 2}, 2) == [["c"], ["a", "b"]]
+def test_an_input_of_one_token_weighs_one_token_in_the_deal():
+    # Found (mutation, `max(tokens, 1)` -> `max(tokens, 2)`): only an empty batch is counted
+    # as one token; a one-token batch weighs what it holds, so two of them balance one batch
+    # of two tokens.
+    def deal(*sizes: int) -> list[int]:
+        hands = BatchShares(2)
+        return [hands.owner([_input(n)]) for n in sizes]
+
+    assert deal(2, 1, 1) == [0, 1, 1]
+    assert deal(2, 0, 0, 1) == [0, 1, 1, 0]
 
 
-def test_parts_written_with_the_rows_digest_are_schema_2_and_those_before_it_are_refused(
+def _input(tokens: int) -> ModelInput:
+    ids = np.arange(tokens, dtype=np.int64)
+    return ModelInput(f"k{tokens}", "document", ids, "")
+
+
+def test_parts_written_with_their_batches_are_schema_3_and_those_before_it_are_refused(
     tmp_path: Path,
 ):
-    # Found (mutation, shard_parts.py:30 PART_SCHEMA 2 -> 3): the number changes only with
-    # the part format; schema 2 added the rows' digest, and parts of schema 1 (without it)
-    # are refused by name, not misread.
-    manifest = {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}}
+    # Found (mutation, PART_SCHEMA 3 -> 4): the number changes only with the part format;
+    # schema 3 added the part's batches, and parts of schema 2 (without them) are refused by
+    # name, not misread.
+    manifest = {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}, "batches": []}
     path = tmp_path / "part-001-of-001.npz"
+    write_part(path, {**manifest, "part_schema": 3}, ["a"], np.eye(1))
+    assert read_part(path).manifest["part_schema"] == 3
     write_part(path, {**manifest, "part_schema": 2}, ["a"], np.eye(1))
-    assert read_part(path).manifest["part_schema"] == 2
-    write_part(path, {**manifest, "part_schema": 1}, ["a"], np.eye(1))
-    with pytest.raises(ShardError, match=r"part schema 1, this one reads 2\)"):
+    with pytest.raises(ShardError, match=r"part schema 2, this one reads 3\)"):
         read_part(path)
 
 
@@ -138,13 +150,13 @@ def test_a_shard_and_a_part_read_are_values_that_cannot_change(tmp_path: Path):
         part.keys = ["a"]  # type: ignore[misc]
 
 
-def test_a_part_schema_written_as_a_float_is_refused_though_it_equals_2(tmp_path: Path):
-    # Found (mutation, shard_parts.py:166 the whole-number clause dropped): 2.0 == 2 in
-    # Python, but a part schema is a whole number; a hand-edited 2.0 is another format.
+def test_a_part_schema_written_as_a_float_is_refused_though_it_equals_3(tmp_path: Path):
+    # Found (mutation, shard_parts.py:166 the whole-number clause dropped): 3.0 == 3 in
+    # Python, but a part schema is a whole number; a hand-edited 3.0 is another format.
     path = tmp_path / "part-001-of-001.npz"
-    manifest = {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}}
-    write_part(path, {**manifest, "part_schema": 2.0}, ["a"], np.eye(1))
-    with pytest.raises(ShardError, match=r"part schema 2\.0, not a whole number"):
+    manifest = {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}, "batches": []}
+    write_part(path, {**manifest, "part_schema": 3.0}, ["a"], np.eye(1))
+    with pytest.raises(ShardError, match=r"part schema 3\.0, not a whole number"):
         read_part(path)
 
 
@@ -186,6 +198,8 @@ def test_an_empty_shard_is_a_usage_error_saying_no_value(value):
     [
         {"shard": [1, 1], "config": {}},  # no layout
         {"shard": "1/1", "config": {}, "layout": {"plan": {"tokens": {}}}},  # not a pair
+        {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}},  # no batches
+        {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}, "batches": [["0"]]},
     ],
 )
 def test_a_manifest_missing_what_a_part_needs_is_named_damaged(tmp_path: Path, manifest):

@@ -13,7 +13,9 @@ from pytest_niah.config.niah import NiahConfig
 from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.experiment import plan_inputs, run_experiment
 from pytest_niah.experiment.shard_parts import read_part, write_part
-from pytest_niah.experiment.shards import Shard, results_from_shards, run_shard, shares
+from pytest_niah.embed.batching import BatchShares
+from pytest_niah.experiment.shards import Shard, results_from_shards, run_shard
+from pytest_niah.haystacks.plan import ModelInput
 
 
 @pytest.fixture(scope="module")
@@ -80,23 +82,32 @@ def test_sharded_results_are_byte_identical_to_an_unsharded_run(
     assert results_from_shards(config, sharded[count]).to_json() == unsharded
 
 
-def test_each_input_is_embedded_by_exactly_one_job(sharded):
+def test_each_input_is_embedded_by_exactly_one_job_in_whole_batches(sharded):
     parts = [read_part(p) for p in sorted(sharded[3].glob("part-*.npz"))]
     keys = [set(p.keys) for p in parts]
     assert all(keys) and not (keys[0] & keys[1] or keys[0] & keys[2] or keys[1] & keys[2])
     tokens = parts[0].manifest["layout"]["plan"]["tokens"]
     assert set().union(*keys) == set(tokens)
+    plan = sorted(tokens)
+    batches = [[plan[p] for p in batch] for part in parts for batch in part.batches]
+    assert sorted(k for batch in batches for k in batch) == sorted(tokens)
+    weight = [sum(tokens[k] for k in batch) for batch in batches]
     loads = [sum(tokens[k] for k in share) for share in keys]
-    assert max(loads) - min(loads) <= max(tokens.values())  # balanced by tokens
+    assert max(loads) - min(loads) <= max(weight)  # balanced by tokens, to within a batch
 
 
-def test_shares_are_deterministic_and_balanced_by_tokens():
-    tokens = {f"k{i:02d}": size for i, size in enumerate([900, 100, 100, 100, 500, 400, 30])}
-    first = shares(tokens, 2)
-    assert first == shares(dict(reversed(list(tokens.items()))), 2)
-    loads = [sum(tokens[k] for k in share) for share in first]
-    assert loads == [1030, 1100] or loads == [1100, 1030]
-    assert sorted(k for share in shares(tokens, 3) for k in share) == sorted(tokens)
+def batch_of(tokens: int, count: int = 1) -> list[ModelInput]:
+    ids = np.zeros(tokens, dtype=np.int64)
+    return [ModelInput(f"{tokens}-{i}", "document", ids, "") for i in range(count)]
+
+
+def test_batches_are_dealt_to_the_job_with_the_fewest_tokens_ties_to_the_lower():
+    hands = BatchShares(2)
+    owners = [hands.owner(batch_of(n)) for n in (900, 100, 100, 100, 500, 400, 30)]
+    assert owners == [0, 1, 1, 1, 1, 1, 0]
+    assert hands.load == [930, 1200]
+    three = BatchShares(3)
+    assert [three.owner(batch_of(5, 2)) for _ in range(4)] == [0, 1, 2, 0]
 
 
 @pytest.mark.parametrize("value", ["0/2", "3/2", "2", "a/b", "1/0", ""])

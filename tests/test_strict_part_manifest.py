@@ -15,6 +15,7 @@ MANIFEST = {
     "shard": [1, 2],
     "config": {"model": "m"},
     "layout": {"plan": {"tokens": {}}},
+    "batches": [],
 }
 
 
@@ -87,6 +88,7 @@ def test_a_part_with_no_inputs_reads_back_empty(tmp_path) -> None:
         "shard": [2, 2],
         "config": {},
         "layout": {"plan": {"tokens": {}}},
+        "batches": [],
     }
     write_part(path, manifest, [], np.zeros((0, 0), dtype=np.float32))
     part = read_part(path)
@@ -101,6 +103,7 @@ def test_vectors_stored_in_another_shape_read_back_one_row_per_key(tmp_path) -> 
         "shard": [1, 1],
         "config": {},
         "layout": {"plan": {"tokens": {}}},
+        "batches": [],
     }
     rows = np.arange(6, dtype=np.float32).reshape(2, 1, 3)
     write_part(path, manifest, ["a", "b"], rows)

@@ -1,10 +1,11 @@
 """Turning a run's model inputs into vectors: cache first, then the model, in even batches.
 
-Inputs arrive as the haystacks are built. They are grouped by kind and exact token count,
-so a batch holds inputs of one length (haystacks of one length have exactly that many
-tokens): the model pads nothing. A batch goes to the model once it holds as many inputs as
-the token budget allows; vectors found in the cache are taken from there, and each batch the
-model embeds is written back at once, so an interrupted run keeps what it finished.
+Inputs arrive as the haystacks are built and are formed into the run's batches
+(:mod:`pytest_niah.embed.batching`): one kind and one exact token count each, so the model
+pads nothing, and the same batches in a whole, a resumed or a sharded run. A batch whose
+every vector is in the cache is read from there; any other goes to the model whole, so each
+input's vector is the one its own batch gives, and each batch the model embeds is written
+back at once, so an interrupted run keeps what it finished.
 
 Inputs read as token vectors (``--niah-scoring=maxsim``) go to the model only, never to the
 cache (a haystack's token vectors are as many as its tokens), and are kept apart from the
@@ -14,11 +15,13 @@ one-vector rows: :attr:`VectorTable.multi`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from pytest_niah.embed.batching import Batch, BatchFormer, batch_texts, form_batches
 
 from pytest_niah.embed.models import no_token_vectors
 from pytest_niah.embed.protocol import Embedder
@@ -26,9 +29,6 @@ from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.vector_table import VectorTable, is_sparse
 from pytest_niah.errors import EmbedderError, EmbeddingError, NiahError
 from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, base_kind, is_multi
-
-MAX_BATCH = 512
-
 
 @dataclass
 class EmbeddingStats:
@@ -84,7 +84,7 @@ class Encoder:
         self._dim: int | None = dim
         # Vectors read before the model's dimension was known: checked once it is.
         self._pending: dict[str, tuple[ModelInput, np.ndarray]] = {}
-        self._buckets: dict[tuple[str, int], list[ModelInput]] = {}
+        self._former = BatchFormer(self._size)
         self._held: list[ModelInput] = []  # a backend that fits on documents gets them all at once
         self._space = embedder.identity.digest
 
@@ -94,23 +94,23 @@ class Encoder:
         return self._dim
 
     def submit(self, inputs: Iterable[ModelInput]) -> None:
-        """Queue inputs; full batches are embedded right away."""
+        """Queue inputs in plan order; each batch they complete is embedded right away."""
         for item in inputs:
             if self.embedder.fits_on_documents:
                 self._held.append(item)
                 continue
-            bucket = self._buckets.setdefault((item.kind, item.tokens), [])
-            bucket.append(item)
-            if len(bucket) >= self._size(item.tokens):
-                self._flush(bucket)
-                bucket.clear()
+            batch = self._former.add(item)
+            if batch is not None:
+                self._flush(batch)
+
+    def submit_batch(self, batch: Batch) -> None:
+        """Embed one batch of the run as it is (a shard job's share is whole batches)."""
+        self._flush(batch)
 
     def finish(self) -> VectorTable:
         """Embed what is queued; every submitted key then has its vector."""
-        for bucket in self._buckets.values():
-            if bucket:
-                self._flush(bucket)
-        self._buckets.clear()
+        for batch in self._former.rest():
+            self._flush(batch)
         self._settle_pending()
         if self._held:
             if any(is_multi(i.kind) for i in self._held):
@@ -126,7 +126,7 @@ class Encoder:
     def _size(self, tokens: int) -> int:
         return batch_texts(self.budget, self.batch_size, tokens)
 
-    def _flush(self, batch: list[ModelInput]) -> None:
+    def _flush(self, batch: Batch) -> None:
         fresh = list(
             {
                 item.key: item
@@ -143,15 +143,17 @@ class Encoder:
             before = self.store.dropped
             found = self.store.get_many(space, [i.key for i in fresh], self._dim)
             self.stats.dropped += self.store.dropped - before
-            read = [(item, found[item.key]) for item in fresh if item.key in found]
-            if self._dim is None:
-                # Which dimension is right is not known until the model embeds something.
-                self._pending.update((item.key, (item, vector)) for item, vector in read)
-            else:
-                self._take(read)
-            fresh = [item for item in fresh if item.key not in found]
-        if fresh:
-            self._encode(fresh)
+            if len(found) == len(fresh):
+                read = [(item, found[item.key]) for item in fresh]
+                if self._dim is None:
+                    # Which dimension is right is not known until the model embeds something.
+                    self._pending.update((item.key, (item, vector)) for item, vector in read)
+                else:
+                    self._take(read)
+                return
+            # A batch read in part would be embedded in another company than its own: the
+            # model embeds it whole, as a cold run does.
+        self._encode(fresh)
 
     def _take(self, read: list[tuple[ModelInput, np.ndarray]]) -> None:
         """Put vectors read from the cache (all of the model's dimension) in the table."""
@@ -186,7 +188,7 @@ class Encoder:
         if wrong:
             self._discard(wrong)
             self.stats.dropped += len(wrong)
-            for part in _batches(wrong, self._size):
+            for part in form_batches(wrong, self._size):
                 self._encode(part)
 
     def _discard(self, items: list[ModelInput]) -> None:
@@ -294,21 +296,3 @@ def _check_rows(name: str, rows: Any, expected: int) -> None:
             "per text expected)",
             "check --niah-encode-kwargs and the model's own code, which must keep every text",
         )
-
-
-def batch_texts(budget: int, batch_size: int, tokens: int) -> int:
-    """Texts of ``tokens`` tokens per batch: under the token budget (0: ``batch_size``)."""
-    if budget <= 0:
-        return batch_size
-    return max(1, min(MAX_BATCH, budget // max(tokens, 1)))
-
-
-def _batches(items: list[ModelInput], size: Callable[[int], int]) -> Iterator[list[ModelInput]]:
-    """Items grouped by kind and token count, in batches of at most ``size(tokens)``."""
-    groups: dict[tuple[str, int], list[ModelInput]] = {}
-    for item in items:
-        groups.setdefault((item.kind, item.tokens), []).append(item)
-    for (_, tokens), group in groups.items():
-        step = size(tokens)
-        for start in range(0, len(group), step):
-            yield group[start : start + step]

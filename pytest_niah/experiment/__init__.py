@@ -31,6 +31,7 @@ from pytest_niah.experiment.planning import (
     DEFAULT_CHUNK_TOKENS,
     Inputs,
     Planning,
+    block_count,
     block_inputs,
     block_weights,
     load_inputs,
@@ -57,6 +58,7 @@ __all__ = [
     "Planning",
     "Run",
     "RunReport",
+    "block_count",
     "block_inputs",
     "budget",
     "layout_of",
@@ -210,8 +212,14 @@ class Run:
             self.config, self.embedder, self.inputs, self.cache.sentence_counts, measured
         )
 
-    def embed(self, batches: Iterable[Iterable[ModelInput]]) -> VectorTable:
-        """Embed every batch of inputs, through the embedding cache when the policy has one."""
+    def embed(
+        self, batches: Iterable[Iterable[ModelInput]], *, formed: bool = False
+    ) -> VectorTable:
+        """Embed inputs, through the embedding cache when the policy has one.
+
+        ``batches`` are the inputs in plan order, formed into the run's batches as they
+        come; ``formed``: each is one of the run's batches already (a shard job's share).
+        """
         store = None
         if self.cache.embeddings is not None and not self.embedder.fits_on_documents:
             store = EmbeddingStore(self.cache.embeddings)
@@ -230,7 +238,10 @@ class Run:
             )
             self.report.embedding = encoder.stats  # filled in as the encoder goes
             for batch in batches:
-                encoder.submit(batch)
+                if formed:
+                    encoder.submit_batch(list(batch))
+                else:
+                    encoder.submit(batch)
             vectors = encoder.finish()
             self.model_seconds = encoder.model_seconds
             self.request_seconds = list(requests[sent:])
@@ -260,7 +271,7 @@ class Run:
     def _embed_and_measure(self) -> NiahResults:
         planning = self.plan()
         config = self.config
-        total = len(config.lengths) * len(config.draws) * len(self.inputs.needle_set.groups)
+        total = block_count(config, self.inputs)
         progress = self.progress
         # The time left, from the tokens the model reads of each block.
         weights = block_weights(config, self.inputs, self.embedder.windows.document)

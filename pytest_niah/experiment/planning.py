@@ -99,6 +99,11 @@ class Planning:
     measured: WindowMeasurement | None = None
 
 
+def block_count(config: NiahConfig, inputs: Inputs) -> int:
+    """How many blocks a run builds: one per length, needle draw and needle group."""
+    return len(config.lengths) * len(config.draws) * len(inputs.needle_set.groups)
+
+
 def probe_window(
     config: NiahConfig,
     embedder: Embedder,

@@ -27,7 +27,7 @@ from pytest_niah.embed.server_fingerprint import ServerFingerprint
 from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.files import write_atomic
 
-PART_SCHEMA = 2  # 2: the manifest holds the rows' digest
+PART_SCHEMA = 3  # 2: the manifest holds the rows' digest; 3: and the part's batches
 _PART = re.compile(r"part-(\d+)-of-(\d+)\.npz")
 
 
@@ -105,6 +105,12 @@ class Part:
     vectors: np.ndarray
 
     @property
+    def batches(self) -> list[list[int]]:
+        """The run's batches this part embedded, as positions of their inputs in the plan."""
+        batches: list[list[int]] = self.manifest["batches"]
+        return batches
+
+    @property
     def layout_digest(self) -> str:
         """Hash of the run this part belongs to (config and layout)."""
         run = {"config": self.manifest["config"], "layout": self.manifest["layout"]}
@@ -177,6 +183,11 @@ def read_part(path: Path) -> Part:
         shard = Shard(index, count)
         layout = manifest["layout"]
         _ = manifest["config"], layout["plan"]["tokens"]
+        batches = manifest["batches"]
+        if not isinstance(batches, list) or not all(
+            isinstance(batch, list) and all(type(p) is int for p in batch) for batch in batches
+        ):
+            raise TypeError("its batches are not lists of input positions")
     except (KeyError, TypeError, ValueError) as exc:
         raise ShardError(f"{path} has a damaged manifest ({exc})", fix) from exc
     if len(keys) != len(vectors):

@@ -1,9 +1,10 @@
 """Split a run's embedding across CI jobs, and measure from the parts in one gate job.
 
-A *shard job* (``--niah-shard=K/N --niah-shard-dir=DIR``) plans the whole run, embeds its
-share of the unique model inputs and writes one part file; shares are balanced by tokens and
-the same in every job, so the N jobs together embed every input exactly once. The *gate job*
-(``--niah-from-shards=DIR``) checks that the parts come from one config and one model
+A *shard job* (``--niah-shard=K/N --niah-shard-dir=DIR``) plans the whole run, forms the
+run's batches as an unsharded run does (:mod:`pytest_niah.embed.batching`), embeds the whole
+batches dealt to it and writes one part file; the deal is balanced by tokens and the same in
+every job, so the N jobs together embed every input exactly once, each in its own batch. The
+*gate job* (``--niah-from-shards=DIR``) checks that the parts come from one config and one model
 identity and cover every input exactly once, then measures from them without loading any
 model: the results are byte-identical to an unsharded run's.
 
@@ -13,7 +14,8 @@ The part file, written and read back with its checks, is
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.embed.batching import Batch, BatchShares, batch_texts, form_batches
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.server_fingerprint import ServerFingerprint, is_served
 from pytest_niah.embed.vector_table import VectorTable
@@ -31,7 +34,9 @@ from pytest_niah.experiment import (
     Layout,
     Run,
     RunReport,
+    block_count,
     block_inputs,
+    budget,
     layout_of,
     measure,
 )
@@ -50,19 +55,14 @@ from pytest_niah.progress import Progress
 from pytest_niah.results.niah_results import NiahResults
 
 
-def shares(tokens: Mapping[str, int], count: int) -> list[list[str]]:
-    """Split input keys into ``count`` shares of about equal tokens, the same in every job.
+def batch_positions(plan_keys: Iterable[str], batches: Sequence[Batch]) -> list[list[int]]:
+    """Each batch as the places of its inputs among the plan's keys in sorted order.
 
-    Largest inputs first, each to the share with the fewest tokens so far (ties: the lower
-    share); keys break ties between inputs of equal size.
+    Sorted: a part's manifest is written with sorted keys, so the plan's own order does
+    not survive it.
     """
-    out: list[list[str]] = [[] for _ in range(count)]
-    load = [0] * count
-    for key in sorted(tokens, key=lambda k: (-tokens[k], k)):
-        share = min(range(count), key=lambda i: (load[i], i))
-        out[share].append(key)
-        load[share] += max(tokens[key], 1)
-    return out
+    position = {key: i for i, key in enumerate(sorted(plan_keys))}
+    return [[position[item.key] for item in batch] for batch in batches]
 
 
 def run_shard(
@@ -101,28 +101,36 @@ def run_shard(
             "run it without --niah-shard (it needs no GPU and little time)",
         )
     planning = run.plan()
-    every: dict[str, ModelInput] = {i.key: i for i in planning.queries}
-    total = len(config.lengths) * len(config.draws) * len(run.inputs.needle_set.groups)
-    run.progress.start("building haystacks", total, "blocks")
-    for block in planning.blocks:
-        every.update((i.key, i) for i in block_inputs(planning, block))
-        run.progress.advance(1)
-    run.progress.finish(f"{len(every):,} model inputs planned")
-    mine = shares(planning.plan.tokens, shard.count)[shard.index - 1]
-    vectors = run.embed([[every[k] for k in mine]])
+    size = functools.partial(batch_texts, budget(config, run.embedder), config.batch_size)
+    run.progress.start("building haystacks", block_count(config, run.inputs), "blocks")
+
+    def in_plan_order() -> Iterator[ModelInput]:
+        yield from planning.queries
+        for block in planning.blocks:
+            yield from block_inputs(planning, block)
+            run.progress.advance(1)
+
+    # Every job forms the whole run's batches, as an unsharded run does, and deals them out
+    # alike; each embeds the batches dealt to it, whole.
+    hands = BatchShares(shard.count)
+    mine = [b for b in form_batches(in_plan_order(), size) if hands.owner(b) == shard.index - 1]
+    run.progress.finish(f"{len(planning.plan.tokens):,} model inputs planned")
+    vectors = run.embed(mine, formed=True)
+    keys = [item.key for batch in mine for item in batch]
     layout = layout_of(planning, run.inputs, run.embedder)
-    rows = vectors.rows(mine)
-    matrix = np.asarray(vectors.matrix, dtype=np.float32)[rows] if mine else np.zeros((0, 0))
+    rows = vectors.rows(keys)
+    matrix = np.asarray(vectors.matrix, dtype=np.float32)[rows] if keys else np.zeros((0, 0))
     manifest = {
         "part_schema": PART_SCHEMA,
         "shard": [shard.index, shard.count],
         "config": config.to_dict(),
         "layout": layout.to_dict(),
+        "batches": batch_positions(planning.plan.tokens, mine),
     }
     if is_served(run.embedder) and run.embedder.fingerprint is not None:
         manifest["server"] = asdict(run.embedder.fingerprint)
     path = Path(folder) / shard.file_name
-    write_part(path, manifest, mine, matrix)
+    write_part(path, manifest, keys, matrix)
     return path
 
 
@@ -139,7 +147,7 @@ def results_from_shards(config: NiahConfig, folder: str | Path) -> NiahResults:
     first = parts[0]
     _check_config(config, first)
     layout = Layout.from_dict(first.manifest["layout"])
-    table = _vector_table(parts, shares(layout.plan.tokens, first.shard.count))
+    table = _vector_table(parts, sorted(layout.plan.tokens))
     needle_set = load_needle_set(config.needles)
     if needle_set.fingerprint() != layout.needle_set.get("fingerprint"):
         raise ShardError(
@@ -193,19 +201,38 @@ def _one_whole_run(folder: Path) -> list[Part]:
     return [seen[index] for index in range(1, first.shard.count + 1)]
 
 
-def _vector_table(parts: Sequence[Part], expected: Sequence[Sequence[str]]) -> VectorTable:
-    """Every part's vectors, each part checked to hold its share (``expected``) and one width."""
+def _vector_table(parts: Sequence[Part], plan_keys: Sequence[str]) -> VectorTable:
+    """Every part's vectors, each part checked to hold its batches, all of one width.
+
+    Every input of the plan (``plan_keys``, sorted) is in exactly one part's batches.
+    """
     table = VectorTable()
     widths: dict[int, Path] = {}
-    for part, share in zip(parts, expected, strict=True):
-        if sorted(part.keys) != sorted(share):
+    owner: dict[int, Path] = {}
+    for part in parts:
+        positions = [p for batch in part.batches for p in batch]
+        share = [plan_keys[p] for p in positions if 0 <= p < len(plan_keys)]
+        if len(share) != len(positions) or sorted(part.keys) != sorted(share):
             raise ShardError(
                 f"{part.path} holds other inputs than shard {part.shard}'s share",
                 "write it again with --niah-shard from the same config",
             )
+        for p in positions:
+            if p in owner:
+                raise ShardError(
+                    f"{part.path.name} and {owner[p].name} both hold input {plan_keys[p]}",
+                    "write every part again with --niah-shard from the same config",
+                )
+            owner[p] = part.path
         if part.keys:
             widths.setdefault(part.vectors.shape[1], part.path)
             table.add(part.keys, part.vectors)
+    if len(owner) != len(plan_keys):
+        raise ShardError(
+            f"--niah-from-shards: the parts hold {len(owner):,} of the run's "
+            f"{len(plan_keys):,} inputs",
+            "write every part again with --niah-shard from the same config",
+        )
     if len(widths) > 1:
         listed = ", ".join(f"{width} in {path.name}" for width, path in widths.items())
         raise ShardError(
