@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.embed.batching import BatchShares
 from pytest_niah.embed.server_fingerprint import ServerFingerprint
 from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.experiment.shard_parts import (
@@ -19,7 +20,6 @@ from pytest_niah.experiment.shard_parts import (
     same_served_run,
     write_part,
 )
-from pytest_niah.embed.batching import BatchShares
 from pytest_niah.experiment.shards import results_from_shards
 from pytest_niah.haystacks.plan import ModelInput
 

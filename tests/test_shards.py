@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.embed.batching import BatchShares
 from pytest_niah.errors import ConfigError, ShardError
 from pytest_niah.experiment import plan_inputs, run_experiment
 from pytest_niah.experiment.shard_parts import read_part, write_part
-from pytest_niah.embed.batching import BatchShares
 from pytest_niah.experiment.shards import Shard, results_from_shards, run_shard
 from pytest_niah.haystacks.plan import ModelInput
 

@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 
 from pytest_niah.embed.batching import Batch, BatchFormer, batch_texts, form_batches
-
 from pytest_niah.embed.models import no_token_vectors
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.vector_table import VectorTable, is_sparse
 from pytest_niah.errors import EmbedderError, EmbeddingError, NiahError
 from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, base_kind, is_multi
+
 
 @dataclass
 class EmbeddingStats:
