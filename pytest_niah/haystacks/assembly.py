@@ -137,13 +137,12 @@ class Assembler:
         kind, order, position = key
         hid = case_id(parts.group.id, kind, order, parts.length, position, seed=parts.draw)
         needle = parts.needle_texts[key]
-        needle_tokens = len(parts.needle_tokens[key])
-        encoding, text, needle_char, offset = self.cuts.verified(
+        encoding, text, needle_char, offset, needle_tokens = self.cuts.verified(
             hid,
             stream=parts.streams[0],
             length=parts.length,
             needle=needle,
-            needle_tokens=needle_tokens,
+            needle_tokens=len(parts.needle_tokens[key]),
             encoding=encoding,
             text=composed[0],
             needle_char=composed[1],
