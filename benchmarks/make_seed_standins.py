@@ -292,6 +292,31 @@ def build(out: Path, names: list[str] | None = None) -> dict[str, Path]:
     return built
 
 
+TOKENIZERS: dict[str, Callable[[list[str], Path], Any]] = {
+    "v3": lambda lines, work: xlmr_tokenizer(lines, work),
+    "v4": lambda lines, _: byte_level_tokenizer(lines, qwen2=True),
+    "gpt2": lambda lines, _: byte_level_tokenizer(lines, qwen2=False),
+    "metaspace": lambda lines, _: unigram_tokenizer(lines, whitespace_first=False),
+    "ws-metaspace-first": lambda lines, _: unigram_tokenizer(lines, whitespace_first=True),
+}
+
+
+def build_tokenizers(out: Path) -> dict[str, Path]:
+    """Only the stand-ins' ``tokenizer.json`` files (no torch needed), ``out/NAME.json``."""
+    lines: list[str] = []
+    built = {}
+    for name, make in TOKENIZERS.items():
+        path = out / f"{name}.json"
+        if not path.exists():
+            lines = lines or training_lines()
+            work = out / f"{name}-work"
+            work.mkdir(parents=True, exist_ok=True)
+            make(lines, work).save(str(path))
+            shutil.rmtree(work)
+        built[name] = path
+    return built
+
+
 def tokenizer_summary(folder: Path) -> Iterator[str]:
     """What a folder's tokenizer.json is made of, for the log."""
     spec = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
