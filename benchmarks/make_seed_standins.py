@@ -120,7 +120,7 @@ def xlmr_tokenizer(lines: list[str], work: Path) -> Any:
         pair="<s> $A </s> </s> $B </s>",
         special_tokens=[("<s>", 0), ("</s>", 2)],
     )
-    tokenizer.add_special_tokens(XLMR_SPECIAL + ["<mask>"])
+    tokenizer.add_special_tokens([*XLMR_SPECIAL, "<mask>"])
     return tokenizer
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Verbosity, settings
-
 from standins import STANDIN_FIXTURES, STANDINS
 
 from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
@@ -247,14 +246,20 @@ def standin_tokenizer_files(tmp_path_factory: pytest.TempPathFactory) -> dict[st
 
 
 @pytest.fixture(scope="session")
-def standin_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The stand-ins as sentence-transformers folders (random weights), built once per run."""
+def standin_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """A stand-in as a sentence-transformers folder (random weights), built once per run:
+    ``standin_model("v4")``."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     try:
         make = importlib.import_module("make_seed_standins")
     finally:
         sys.path.pop(0)
-    built: dict[str, Path] = make.build(tmp_path_factory.mktemp("standin-models"))
+    out = tmp_path_factory.mktemp("standin-models")
+
+    def built(name: str) -> Path:
+        folder: Path = make.build(out, [name])[name]
+        return folder
+
     return built
 
 

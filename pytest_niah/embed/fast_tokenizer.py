@@ -138,8 +138,11 @@ class HaystackTokenizer:
 
     @cached_property
     def _added_across_spaces(self) -> bool:
-        """Whether an added token holds white space (``". the"``): it is matched in the raw
-        text before any pre-tokenizer, so across the pieces a text is split into."""
+        """Whether an added token holds white space (``". the"``).
+
+        Added tokens are matched in the raw text before any pre-tokenizer, so such a token
+        spans the pieces a text is split into.
+        """
         added = self._tokenizer.get_added_tokens_decoder().values()
         return any(any(c.isspace() for c in token.content) for token in added)
 

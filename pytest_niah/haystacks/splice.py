@@ -87,8 +87,11 @@ def first_word(text: str) -> str:
 
 
 def respaced(filler: Arrays, head: Arrays, word: str) -> Arrays:
-    """A filler's arrays with its first word's tokens replaced by ``head``: that word's
-    tokens after a space (:func:`in_context`), as it reads behind a needle put first."""
+    """A filler's arrays with its first word's tokens replaced by ``head``.
+
+    ``head``: that word's tokens after a space (:func:`in_context`), as it reads behind a
+    needle put first.
+    """
     ids, starts, ends = filler
     cut = int(np.searchsorted(starts, len(word), side="left"))
     head_ids, head_starts, head_ends = head

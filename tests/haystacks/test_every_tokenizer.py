@@ -56,7 +56,7 @@ def haystacks_and_encodings(corpus, tokenizer, needle_set, lengths, positions=3)
     blocks = builder.blocks(
         needle_set.groups, lengths, positions, ("onehop", "literal"), ("default", "inverted")
     )
-    return [pair for block in blocks for pair in zip(block.haystacks, block.encodings)]
+    return [pair for block in blocks for pair in zip(block.haystacks, block.encodings, strict=True)]
 
 
 def check_exact(haystack, carried, tokenizer) -> None:
