@@ -168,3 +168,36 @@ def collection(args: argparse.Namespace) -> dict[str, Any]:
         "wall_seconds": seconds,
         "imported": modules,
     }
+
+
+def token_space(args: argparse.Namespace) -> dict[str, Any]:
+    """Whether the run's haystacks are built in token space: its builder, on the grid.
+
+    How many needle haystacks carry ids spliced from their fillers' (the rest were
+    tokenized as text), and whether fillers are joined from their sentences' ids.
+    """
+    from pytest_niah.embed.loader import load_embedder
+    from pytest_niah.experiment import load_inputs
+    from pytest_niah.experiment.planning import haystack_builder, needle_kinds
+    from pytest_niah.haystacks.splice import SplicedEncoding
+
+    config = grid_config(args)
+    embedder = load_embedder(config)
+    inputs = load_inputs(config, cache_dir=None)
+    builder = haystack_builder(config, embedder, inputs, None)
+    spliced = needles = 0
+    for block in builder.blocks(
+        inputs.selected.groups, config.lengths, config.positions, needle_kinds(config),
+        config.orders, config.controls, config.draws,
+    ):  # fmt: skip
+        for haystack, encoding in zip(block.haystacks, block.encodings, strict=True):
+            if not haystack.is_control:
+                needles += 1
+                spliced += isinstance(encoding, SplicedEncoding)
+    tokenizer = embedder.tokenizer
+    return {
+        "needle_haystacks": needles,
+        "spliced": spliced,
+        "fillers_from_sentence_ids": bool(getattr(tokenizer, "splits_at_spaces", False)),
+        "splices_needles": bool(getattr(tokenizer, "splices_needles", False)),
+    }

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Verbosity, settings
+from standins import STANDIN_FIXTURES, STANDINS
 
 from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
 from pytest_niah.haystacks.tokens import WordTokenizer
@@ -230,6 +231,59 @@ def tiny_static_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     save_file({"embeddings": weights}, str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps({"normalize": True}))
     return folder
+
+
+@pytest.fixture(scope="session")
+def standin_tokenizer_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The stand-ins' tokenizer.json files, trained on the packaged books once per run."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        make = importlib.import_module("make_seed_standins")
+    finally:
+        sys.path.pop(0)
+    built: dict[str, Path] = make.build_tokenizers(tmp_path_factory.mktemp("standins"))
+    return built
+
+
+@pytest.fixture(scope="session")
+def standin_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """A stand-in as a sentence-transformers folder (random weights), built once per run:
+    ``standin_model("v4")``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        make = importlib.import_module("make_seed_standins")
+    finally:
+        sys.path.pop(0)
+    out = tmp_path_factory.mktemp("standin-models")
+
+    def built(name: str) -> Path:
+        folder: Path = make.build(out, [name])[name]
+        return folder
+
+    return built
+
+
+def _standin_tokenizer(name: str) -> Any:
+    @pytest.fixture(scope="session")
+    def tokenizer(standin_tokenizer_files: dict[str, Path]) -> HaystackTokenizer:
+        from tokenizers import Tokenizer
+
+        return HaystackTokenizer(Tokenizer.from_file(str(standin_tokenizer_files[name])))
+
+    return tokenizer
+
+
+for _name, _fixture in zip(STANDINS, STANDIN_FIXTURES, strict=True):
+    globals()[_fixture] = _standin_tokenizer(_name)
+
+
+@pytest.fixture(scope="session")
+def static_tokenizer() -> Any:
+    """packaged-static's tokenizer (its large vocabulary: about a second to read)."""
+    from pytest_niah.config.niah import NiahConfig
+    from pytest_niah.embed.loader import load_embedder
+
+    return load_embedder(NiahConfig(model="packaged-static")).tokenizer
 
 
 @pytest.fixture(scope="session")

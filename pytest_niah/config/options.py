@@ -585,6 +585,16 @@ OPTIONS: tuple[Option, ...] = (
         path_unless="",
     ),
     _opt(
+        "export-haystacks",
+        p.parse_text,
+        "",
+        "Write every haystack each model embeds to FILE as JSON lines: model, id, length, "
+        "text, token ids and the needle's token span (null for a control).",
+        metavar="FILE",
+        experiment=False,
+        path_unless="",
+    ),
+    _opt(
         "snapshot",
         p.parse_bool,
         False,

@@ -45,6 +45,7 @@ class RunSettings:
     compare_fail: tuple[Allowance, ...] = default("compare_fail")
     compare_allow: tuple[str, ...] = default("compare_allow")
     report: str = default("report")
+    export_haystacks: str = default("export_haystacks")
     snapshot: bool = default("snapshot")
     snapshot_digits: int = default("snapshot_digits")
     speed: bool = default("speed")

@@ -46,6 +46,32 @@ def _charwise(spec: Any) -> bool:
     return all(step.get("type") in _CHARWISE for step in steps)
 
 
+def _steps(spec: Any) -> list[dict[str, Any]]:
+    if not isinstance(spec, dict):
+        return []
+    return list(spec.get("pretokenizers", [])) if spec.get("type") == "Sequence" else [spec]
+
+
+def _resets_at_spaces(spec: Any) -> bool:
+    """Whether a word after a space starts afresh: Metaspace or byte-level pre-tokenizers.
+
+    A Metaspace reads the space as its word marker, a byte-level BPE's pre-token starts with
+    the space; after a regex ``Split``, a ``ByteLevel`` without its own regex. Needles are
+    spliced into such a tokenizer's haystacks with the space before them, and every junction
+    is checked (:func:`pytest_niah.haystacks.splice.junctions_hold`).
+    """
+    types = [step.get("type") for step in _steps(spec)]
+    if types == ["Metaspace"] or types == ["ByteLevel"]:
+        return True
+    return types == ["Split", "ByteLevel"] and not _steps(spec)[1].get("use_regex", True)
+
+
+def _normalizes_locally(spec: Any) -> bool:
+    """Character maps, and replacements (they are checked at every junction)."""
+    steps = spec.get("normalizers", []) if spec.get("type") == "Sequence" else [spec]
+    return all(step.get("type") in _CHARWISE | {"Replace"} for step in steps)
+
+
 class HaystackTokenizer:
     """A model's fast tokenizer with truncation and padding off: a copy, or the model's own.
 
@@ -84,9 +110,41 @@ class HaystackTokenizer:
         import json
 
         pre, norm = self._tokenizer.pre_tokenizer, self._tokenizer.normalizer
-        return _piecewise(json.loads(pre.__getstate__()) if pre is not None else None) and (
-            norm is None or _charwise(json.loads(norm.__getstate__()))
+        return (
+            _piecewise(json.loads(pre.__getstate__()) if pre is not None else None)
+            and (norm is None or _charwise(json.loads(norm.__getstate__())))
+            and not self._added_across_spaces
         )
+
+    @cached_property
+    def splices_needles(self) -> bool:
+        """Whether needles may be spliced into a filler's tokens, every junction checked.
+
+        Tokenizers that split at spaces, and those whose words after a space start afresh
+        (Metaspace, byte-level BPEs: :func:`_resets_at_spaces`); never one with an added
+        token that spans white space (it is matched across the pieces).
+        """
+        import json
+
+        if self.splits_at_spaces:
+            return True
+        pre, norm = self._tokenizer.pre_tokenizer, self._tokenizer.normalizer
+        return (
+            pre is not None
+            and _resets_at_spaces(json.loads(pre.__getstate__()))
+            and (norm is None or _normalizes_locally(json.loads(norm.__getstate__())))
+            and not self._added_across_spaces
+        )
+
+    @cached_property
+    def _added_across_spaces(self) -> bool:
+        """Whether an added token holds white space (``". the"``).
+
+        Added tokens are matched in the raw text before any pre-tokenizer, so such a token
+        spans the pieces a text is split into.
+        """
+        added = self._tokenizer.get_added_tokens_decoder().values()
+        return any(any(c.isspace() for c in token.content) for token in added)
 
     def encode_batch(self, texts: Sequence[str]) -> list[Any]:
         """Encodings without special tokens (multi-threaded in the Rust library)."""

@@ -149,6 +149,22 @@ def probe_window(
             store.close()
 
 
+def haystack_builder(
+    config: NiahConfig, embedder: Embedder, inputs: Inputs, cache_dir: Path | None
+) -> HaystackBuilder:
+    """The builder of a model's haystacks (the export builds them again with it)."""
+    # Haystacks in token space for a backend that reads ids (text is still derived and kept).
+    splice = not embedder.reads_text and MAXSIM not in config.scoring
+    return HaystackBuilder(
+        inputs.corpus, inputs.needle_set, embedder.tokenizer, config.seed, cache_dir, splice=splice
+    )
+
+
+def needle_kinds(config: NiahConfig) -> tuple[str, ...]:
+    """The needle kinds a run's arms read, in order."""
+    return tuple(dict.fromkeys(needle_kind(arm) for arm in config.arms))
+
+
 def start_planning(
     config: NiahConfig,
     embedder: Embedder,
@@ -167,11 +183,7 @@ def start_planning(
     window = windows.document if measured is None else measured.effective
     chunk_tokens = config.chunk_tokens or window or DEFAULT_CHUNK_TOKENS
     plan = Plan(config.scoring, window, chunk_tokens, keep_text=embedder.reads_text)
-    # Haystacks in token space for a backend that reads ids (text is still derived and kept).
-    splice = not embedder.reads_text and MAXSIM not in config.scoring
-    builder = HaystackBuilder(
-        inputs.corpus, inputs.needle_set, tokenizer, config.seed, cache_dir, splice=splice
-    )
+    builder = haystack_builder(config, embedder, inputs, cache_dir)
     groups = inputs.selected.groups
     questions = {
         (arm, g.id): query_text(g, arm, inputs.expansions) for arm in config.arms for g in groups
@@ -185,7 +197,7 @@ def start_planning(
         else:
             query_window = max(1, windows.query - (windows.document - window))
     queries = plan.add_texts(QUERY, texts, tokenizer.encode_batch(texts), query_window)
-    kinds = tuple(dict.fromkeys(needle_kind(arm) for arm in config.arms))
+    kinds = needle_kinds(config)
     if "onehop" in kinds:
         check_onehop_tokens(groups, tokenizer, inputs.needle_set.source)
     blocks = builder.each_block(

@@ -15,7 +15,14 @@ from pytest_niah.haystacks.fillers import Filler, Stream, compose
 from pytest_niah.haystacks.grid import case_id, control_id
 from pytest_niah.haystacks.haystack import Block, Haystack
 from pytest_niah.haystacks.placement import Placement, place
-from pytest_niah.haystacks.splice import spliced, tails_match
+from pytest_niah.haystacks.splice import (
+    arrays,
+    first_word,
+    in_context,
+    junctions_hold,
+    spliced,
+    tails_match,
+)
 from pytest_niah.haystacks.tokens import Encoded, Tokenizer
 from pytest_niah.inputs.needles import NeedleGroup
 
@@ -111,11 +118,9 @@ class Assembler:
         """
         own = [f.encoding for f in fillers]
         if self.splice and not exact:
-            distinct = {id(f): f for f, _ in placed.values()}
-            if tails_match(self.tokenizer, [*fillers, *distinct.values()]):
-                in_ids = spliced(composed, placed, parts.needle_tokens, parts.needle_texts)
-                if in_ids is not None:
-                    return own, in_ids
+            in_ids = self._spliced(parts, fillers, placed, composed)
+            if in_ids is not None:
+                return own, in_ids
         checked = [] if exact else [f.text for f in fillers]
         encoded = list(self.tokenizer.encode_batch(checked + [t for t, _ in composed.values()]))
         if exact:
@@ -124,6 +129,47 @@ class Assembler:
         if any(len(e) != parts.length for e in controls):
             return None
         return controls, encoded[len(fillers) :]
+
+    def _spliced(
+        self,
+        parts: BlockParts,
+        fillers: list[Filler],
+        placed: Placed,
+        composed: dict[Key, tuple[str, int]],
+    ) -> list[Encoded] | None:
+        """The composed haystacks' tokens in token space, checked (``None``: build from text)."""
+        distinct = {id(f): f for f, _ in placed.values()}
+        if not tails_match(self.tokenizer, [*fillers, *distinct.values()]):
+            return None
+        keys = list(parts.needle_texts)
+        first = {  # the fillers a needle goes first in: their first word follows it
+            id(f): f for key, (f, p) in placed.items() if p.offsets[key[2]] == 0 and f.tokens
+        }
+        spaced = self.tokenizer.encode_batch(
+            [" " + parts.needle_texts[k] for k in keys]
+            + [" " + first_word(f.text) for f in first.values()]
+        )
+        needles = {
+            key: (arrays(parts.needle_tokens[key], len(parts.needle_tokens[key])), in_context(e))
+            for key, e in zip(keys, spaced[: len(keys)], strict=True)
+        }
+        heads = {
+            filler: in_context(e) for filler, e in zip(first, spaced[len(keys) :], strict=True)
+        }
+        in_ids = spliced(composed, placed, needles, parts.needle_texts, parts.length, heads)
+        if in_ids is None:
+            return None
+        edges = [
+            (text, encoding, char, char + len(parts.needle_texts[key]))
+            for (key, (text, char)), encoding in zip(composed.items(), in_ids, strict=True)
+            if encoding is not None
+        ]
+        if not junctions_hold(self.tokenizer, edges):
+            return None
+        # A haystack whose count changed (a first word after the needle) is tokenized as text.
+        texts = [text for (text, _), e in zip(composed.values(), in_ids, strict=True) if e is None]
+        encoded = iter(self.tokenizer.encode_batch(texts) if texts else [])
+        return [next(encoded) if e is None else e for e in in_ids]
 
     def _needle_haystack(
         self,
@@ -137,13 +183,12 @@ class Assembler:
         kind, order, position = key
         hid = case_id(parts.group.id, kind, order, parts.length, position, seed=parts.draw)
         needle = parts.needle_texts[key]
-        needle_tokens = len(parts.needle_tokens[key])
-        encoding, text, needle_char, offset = self.cuts.verified(
+        encoding, text, needle_char, offset, needle_tokens = self.cuts.verified(
             hid,
             stream=parts.streams[0],
             length=parts.length,
             needle=needle,
-            needle_tokens=needle_tokens,
+            needle_tokens=len(parts.needle_tokens[key]),
             encoding=encoding,
             text=composed[0],
             needle_char=composed[1],

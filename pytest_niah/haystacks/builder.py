@@ -73,13 +73,15 @@ class HaystackBuilder:
     splice: bool = False
 
     def __post_init__(self) -> None:
-        splice = self.splice and bool(getattr(self.tokenizer, "splits_at_spaces", False))
+        joins = self.splice and bool(getattr(self.tokenizer, "splits_at_spaces", False))
         # Such a tokenizer's fillers are cut from their sentences' ids, encoded once.
         self._draw = SnippetDrawer(
-            self.corpus, self.needle_set, self.tokenizer, self.seed, self.cache_dir, tokens=splice
+            self.corpus, self.needle_set, self.tokenizer, self.seed, self.cache_dir, tokens=joins
         )
-        cuts = ExactCuts(self.tokenizer, self._draw.joined if splice else None)
-        self._assembler = Assembler(self.tokenizer, cuts, splice)
+        cuts = ExactCuts(self.tokenizer, self._draw.joined if joins else None)
+        # Needles are spliced (every junction checked) on more tokenizers than fillers joined.
+        splices = joins or bool(getattr(self.tokenizer, "splices_needles", False))
+        self._assembler = Assembler(self.tokenizer, cuts, self.splice and splices)
 
     # -- public -------------------------------------------------------------------------------
 

@@ -60,6 +60,25 @@ def write_shard(session: NiahSession, label: str) -> Path:
     return part
 
 
+def export_haystacks(session: NiahSession) -> Path:
+    """``--niah-export-haystacks``: every model's haystacks, one JSON line each."""
+    from pytest_niah.experiment.haystack_export import exported_lines
+    from pytest_niah.files import write_atomic
+
+    lines = [
+        line
+        for label in session.labels
+        for line in exported_lines(
+            label,
+            session.configs[label],
+            session.embedder(label),
+            session.inputs(label),
+            session.settings.cache.sentence_counts,
+        )
+    ]
+    return write_atomic(session.settings.export_haystacks, "".join(lines))
+
+
 def run_before_tests(niah: NiahSession, progress: ConsoleProgress, running: list[str]) -> None:
     """Check every model's inputs, then run (or embed a shard of) each, saying what it does."""
     from pytest_niah.errors import numbered_problems
@@ -91,3 +110,6 @@ def run_before_tests(niah: NiahSession, progress: ConsoleProgress, running: list
         progress.begin(f"{label}: loading the model, or the results of an identical run")
         niah.results(label)
         niah.comparison(label)  # a baseline that measured something else stops here
+    if niah.settings.export_haystacks:
+        progress.begin(f"writing the haystacks to {niah.settings.export_haystacks}")
+        export_haystacks(niah)

@@ -306,6 +306,8 @@ def check_outputs(session: NiahSession, problems: Problems) -> None:
         wanted += [("--niah-json", target, False) for target in targets]
     if session.settings.report:
         wanted.append(("--niah-report", session.settings.report, True))
+    if session.settings.export_haystacks:
+        wanted.append(("--niah-export-haystacks", session.settings.export_haystacks, False))
     if session.settings.save:
         wanted.append(("--niah-storage (the run store)", str(session.settings.store_dir), True))
     if session.settings.shard is not None and session.settings.shard_dir:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from openai_server import EmbeddingServer, ready
+from standins import STANDIN_FIXTURES
 
 from pytest_niah.embed.identity import model_identity
 from pytest_niah.embed.lexical import LexicalEmbedder
@@ -115,6 +116,22 @@ def test_bisection_finds_the_exact_window_in_few_texts(shared_corpus, cut, decla
     assert measured.effective == cut  # far enough below the declared window to govern
     assert measured.note.startswith(f"reads only the first {cut:,}")
     assert measured.dim == DIM
+
+
+@pytest.mark.parametrize("which", ["minilm_tokenizer", *STANDIN_FIXTURES])
+def test_the_window_is_found_in_each_tokenizers_own_tokens(request, shared_corpus, which):
+    """Probe texts are cut in the model's tokens: a Metaspace or byte-level reader that
+    reads 300 of its tokens is measured at exactly 300. A WhitespaceSplit + Metaspace
+    ("first") tokenizer marks only a text's first word, and its small vocabulary has no
+    word that is one token both first and after a space: not measured, and it says why."""
+    model = Reader(300, 1000)
+    model.tokenizer = request.getfixturevalue(which)
+    measured = measure_window(model, shared_corpus, 1000, None)
+    if which == "ws_metaspace_first_tokenizer":
+        assert measured.window is None
+        assert measured.note.startswith("not measured: the corpus has too few words")
+        return
+    assert (measured.window, measured.effective) == (300, 300)
 
 
 def test_a_model_that_reads_every_token_has_no_limit_within_the_longest(shared_corpus):

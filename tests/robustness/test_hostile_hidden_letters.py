@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from standins import EVERY_TOKENIZER
 
 from pytest_niah.haystacks.audit import check_onehop_tokens
 from pytest_niah.inputs.needles import NeedleGroup, NeedleSet, NeedleSetError, builtin_needle_set
@@ -69,6 +70,12 @@ def test_honest_needles_pass_the_token_check(minilm_tokenizer):
         needles=(("onehop", "default", "{name} fired the catapult."), *honest.needles[1:]),
     )
     check_onehop_tokens([honest], minilm_tokenizer, "builtin")
+
+
+@pytest.mark.parametrize("which", EVERY_TOKENIZER)
+def test_the_builtin_set_passes_the_token_check_on_every_tokenizer(request, which):
+    """The leak check reads each family's own ids (the stand-ins' small vocabularies too)."""
+    check_onehop_tokens(builtin_needle_set().groups, request.getfixturevalue(which), "builtin")
 
 
 def test_a_run_refuses_a_needle_its_models_tokenizer_reads_as_the_questions_word(tmp_path):
