@@ -53,7 +53,7 @@ def shared_value(args: argparse.Namespace, name: str) -> Any:
     raw = getattr(args, option.field)
     if raw is None:
         return option.default
-    return named(cli_flag(option), option.parse, raw)
+    return named(cli_flag(option), option.parse_given, raw)
 
 
 def given(args: argparse.Namespace, name: str) -> bool:
