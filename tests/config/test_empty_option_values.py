@@ -12,7 +12,7 @@ import argparse
 import pytest
 
 from pytest_niah.cli.shared_options import add_shared_option, shared_value
-from pytest_niah.config.options import OPTIONS, BY_NAME
+from pytest_niah.config.options import BY_NAME, OPTIONS
 from pytest_niah.errors import ConfigError
 
 TAKES_A_VALUE = [option.name for option in OPTIONS if not option.flag]
@@ -61,5 +61,5 @@ def test_a_command_refuses_an_empty_shared_option_too():
     parser = argparse.ArgumentParser()
     add_shared_option(parser, "compare-allow")
     args = parser.parse_args(["--compare-allow="])
-    with pytest.raises(ConfigError, match="--compare-allow: .*empty"):
+    with pytest.raises(ConfigError, match=r"--compare-allow: .*empty"):
         shared_value(args, "compare-allow")
