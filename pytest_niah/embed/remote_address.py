@@ -86,14 +86,7 @@ def parse_remote(name: str, *, key: str = "") -> RemoteModel:
             "'Authorization: Bearer' and writes it nowhere",
         )
     url, sep, model = name[len(REMOTE_PREFIX) :].partition("#")
-    if "?" in url:
-        raise ConfigError(
-            "--niah-model: the address of the served model holds a query string (not "
-            "shown), which would be written into results, reports, the saved run and logs",
-            f"drop it from the address and put it in the environment variable {QUERY_ENV} "
-            f"(e.g. {QUERY_ENV}='api-version=2024-02-01'): pytest-niah adds it to every "
-            "request and writes it nowhere; an API key goes in --niah-api-key-env's variable",
-        )
+    _refuse_query(url)
     problem = f"--niah-model: {name!r} is not a served model address"
     shape = f"write it as openai+http(s)://HOST:PORT/v1#MODEL, e.g. {REMOTE_EXAMPLE}"
     try:
@@ -117,6 +110,18 @@ def parse_remote(name: str, *, key: str = "") -> RemoteModel:
     query = os.environ.get(QUERY_ENV, "").strip().removeprefix("?")
     base = endpoint + (f"?{query}" if query else "")
     return RemoteModel(base=base, model=model.strip(), endpoint=endpoint)
+
+
+def _refuse_query(url: str) -> None:
+    """Refuse any query string in the address: no rule can tell a secret one by its name."""
+    if "?" in url:
+        raise ConfigError(
+            "--niah-model: the address of the served model holds a query string (not "
+            "shown), which would be written into results, reports, the saved run and logs",
+            f"drop it from the address and put it in the environment variable {QUERY_ENV} "
+            f"(e.g. {QUERY_ENV}='api-version=2024-02-01'): pytest-niah adds it to every "
+            "request and writes it nowhere; an API key goes in --niah-api-key-env's variable",
+        )
 
 
 def api_key(variable: str | None = None) -> str:

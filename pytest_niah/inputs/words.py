@@ -54,8 +54,7 @@ __all__ = [
 NAME_PLACEHOLDER = "{name}"
 MIN_PREFIX_STEM = 4
 """The shortest stem that also matches the longer stems it begins (``peru`` -> ``peruvian``)."""
-MIN_LEADING_WORD = 3
-"""The shortest question word a one-hop needle's word may not begin with (``dog``: ``doghouse``)."""
+MIN_LEADING_WORD = 3  # the shortest question word a needle word may not begin with
 
 # Function words only: a stopword list that is too generous would let one-hop
 # needles quietly share meaningful words with their question.
@@ -186,10 +185,8 @@ def gives_away(asked: tuple[str, str], needle: tuple[str, str]) -> bool:
     """Whether a needle's word holds a question's word: each a ``(stem, folded word)``.
 
     The stems match (:func:`stems_match`), or the needle's word begins with the question's
-    word or its stem of :data:`MIN_LEADING_WORD` letters or more: a compound or a word
-    glued to a digit (``doghouse``, ``DogHouse``, ``dogwalker``, ``dog2`` for ``dog``) still
-    spells the question's word where a reader, and often a tokenizer (``dog ##walker``),
-    starts reading it.
+    word or stem (:data:`MIN_LEADING_WORD` letters or more): ``doghouse``, ``dog2`` and
+    ``dogwalker`` (``dog ##walker`` to MiniLM) begin with ``dog`` where reading starts.
     """
     if stems_match(asked[0], needle[0]):
         return True
