@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_niah.cli.common import EXIT_FAILED, EXIT_OK, PROG, write_files
+from pytest_niah.cli.shared_options import given_text
 from pytest_niah.errors import CliError
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ def add_history(commands: Any) -> None:
     )
     history.add_argument(
         "--storage",
+        type=given_text,
         metavar="DIR",
         help=(
             "folder of saved runs (default: .niah/runs in the current folder or the nearest "
@@ -38,23 +40,28 @@ def add_history(commands: Any) -> None:
     )
     history.add_argument(
         "--label",
+        type=given_text,
         action="extend",
         nargs="+",
         metavar="LABEL",
         help="only these model labels (repeatable; default: every label)",
     )
-    history.add_argument("--arm", default="onehop", help="arm to show (default: %(default)s)")
     history.add_argument(
-        "--scoring", default="whole", help="scoring to show (default: %(default)s)"
+        "--arm", type=given_text, default="onehop", help="arm to show (default: %(default)s)"
+    )
+    history.add_argument(
+        "--scoring", type=given_text, default="whole", help="scoring to show (default: %(default)s)"
     )
     history.add_argument(
         "--metric",
+        type=given_text,
         default="auc,ratio",
         metavar="METRICS",
         help="metrics, comma-separated: auc, ratio, norm, sep, effect (default: %(default)s)",
     )
     history.add_argument(
         "--machine",
+        type=given_text,
         default="all",
         metavar="ID|all",
         help="only runs saved on this machine id, e.g. Linux-x86_64-cp311 (default: all)",
@@ -67,7 +74,10 @@ def add_history(commands: Any) -> None:
         help="smallest total change called drift (default: 0.01)",
     )
     history.add_argument(
-        "--out", metavar="DIR", help="also write history.png, history.md and history.html here"
+        "--out",
+        type=given_text,
+        metavar="DIR",
+        help="also write history.png, history.md and history.html here",
     )
     history.set_defaults(handler=run_history)
 

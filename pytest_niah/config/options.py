@@ -156,12 +156,8 @@ class Option:
             ConfigError: the value is invalid or empty.
         """
         parsed = self.parse(value)
-        if not value.replace(",", "").strip():
-            raise ConfigError(
-                f"{value!r} is empty (an unset variable?)",
-                f"give a value, or leave {self.flag_name} out for its default "
-                f"({self.shown_default()})",
-            )
+        hint = f"give a value, or leave {self.flag_name} out for its default"
+        p.refuse_empty(value, f"{hint} ({self.shown_default()})")
         return parsed
 
     def argparse_type(self, value: str) -> Any:

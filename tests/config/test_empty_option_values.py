@@ -63,3 +63,30 @@ def test_a_command_refuses_an_empty_shared_option_too():
     args = parser.parse_args(["--compare-allow="])
     with pytest.raises(ConfigError, match=r"--compare-allow: .*empty"):
         shared_value(args, "compare-allow")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["history", "--storage="],
+        ["history", "--out="],
+        ["history", "--arm="],
+        ["report", "--out=", "x.json"],
+        ["summary", "x.json", "--compare="],
+        ["summary", "x.json", "--label= "],
+    ],
+    ids=" ".join,
+)
+def test_the_commands_refuse_an_empty_value_of_their_own_options(argv, tmp_path):
+    # Found: `pytest-niah history --storage=` read the default folder, `--out=` wrote nothing.
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_niah", *argv],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    flag = next(a for a in argv if a.startswith("--")).split("=")[0]
+    assert f"argument {flag}: " in done.stderr and "is empty (an unset variable?)" in done.stderr
+    assert list(tmp_path.iterdir()) == []
