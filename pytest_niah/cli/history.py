@@ -11,6 +11,8 @@ from pytest_niah.cli.common import EXIT_FAILED, EXIT_OK, PROG, write_files
 from pytest_niah.cli.shared_options import given_text
 from pytest_niah.errors import CliError
 
+OUT_HELP = "also write history.png, history.md and history.html here"
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -46,12 +48,10 @@ def add_history(commands: Any) -> None:
         metavar="LABEL",
         help="only these model labels (repeatable; default: every label)",
     )
-    history.add_argument(
-        "--arm", type=given_text, default="onehop", help="arm to show (default: %(default)s)"
-    )
-    history.add_argument(
-        "--scoring", type=given_text, default="whole", help="scoring to show (default: %(default)s)"
-    )
+    for flag, default in (("--arm", "onehop"), ("--scoring", "whole")):
+        history.add_argument(
+            flag, type=given_text, default=default, help=f"{flag[2:]} to show (default: {default})"
+        )
     history.add_argument(
         "--metric",
         type=given_text,
@@ -73,12 +73,7 @@ def add_history(commands: Any) -> None:
         metavar="X",
         help="smallest total change called drift (default: 0.01)",
     )
-    history.add_argument(
-        "--out",
-        type=given_text,
-        metavar="DIR",
-        help="also write history.png, history.md and history.html here",
-    )
+    history.add_argument("--out", type=given_text, metavar="DIR", help=OUT_HELP)
     history.set_defaults(handler=run_history)
 
 
