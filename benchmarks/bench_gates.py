@@ -43,7 +43,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_checks import check_config, check_groups, check_output
+from bench_checks import check_config, check_folder, check_groups, check_output
 from gate_variants import SMALL_VARIANTS, THREADS, Variant, packaged_minilm_folder, select
 from gates_report import FULL_GRID, markdown
 
@@ -110,8 +110,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         raise SystemExit(f"bench_gates: --variants: {error}") from None
     if args.budget_s is not None and not args.budget_s > 0:
         parser.error(f"--budget-s: {args.budget_s} is not a positive number of seconds")
-    if args.cache_dir is not None and args.cache_dir.exists() and not args.cache_dir.is_dir():
-        parser.error(f"--cache-dir {args.cache_dir}: not a folder; give a folder to keep runs in")
+    args.cache_dir = check_folder(parser, "--cache-dir", args.cache_dir)
     check_groups(parser, args.groups)
     check_config(
         parser,

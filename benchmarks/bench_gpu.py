@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_checks import check_output
+from bench_checks import check_folder, check_input, check_output
 from bench_grid import DEFAULT_CORPUS, QUICK, REPO, TARGETS
 from gpu_measure import engine_config, measure_model
 from gpu_rows import Row, table, verdicts
@@ -103,6 +103,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if unknown or args.repeat < 1:
         parser.error(f"--models takes {STANDIN},{MINILM}; --repeat at least 1")
     check_output(parser, "--json", args.json)
+    args.standin_dir = check_folder(parser, "--standin-dir", args.standin_dir)
+    if args.standin_tool is not None:
+        check_input(parser, "--standin-tool", args.standin_tool, "script")
     return args
 
 

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_checks import check_at_least, check_output
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
@@ -124,9 +126,10 @@ def main() -> int:
     args = parser.parse_args()
     models = [m for m in args.models.split(",") if m]
     unknown = [m for m in models if m not in LENGTHS]
-    if unknown or args.runs < 2:
-        print(f"--models takes {', '.join(LENGTHS)}; --runs 2 or more", file=sys.stderr)
-        return 2
+    if unknown:
+        parser.error(f"--models takes {', '.join(LENGTHS)}")
+    check_at_least(parser, "--runs", args.runs, 2)
+    check_output(parser, "--json", args.json)
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in models}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="niah-speed-spread-") as tmp:

@@ -18,6 +18,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from bench_checks import check_folder
+
 WINDOW = 8192
 LARGE = {
     "num_hidden_layers": 24,
@@ -81,8 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="a 5M-parameter one, for a CPU")
     parser.add_argument("--tokenizer", type=Path, default=None, help="a tokenizer folder")
     args = parser.parse_args(argv)
-    if args.out.exists() and not args.out.is_dir():
-        parser.error(f"OUT_DIR {args.out} is a file. Fix: name a folder (new or empty)")
+    args.out = check_folder(parser, "OUT_DIR", args.out)
     if args.tokenizer is not None and not (args.tokenizer / "tokenizer_config.json").is_file():
         parser.error(
             f"--tokenizer {args.tokenizer} holds no tokenizer_config.json. Fix: name a folder "

@@ -42,6 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_checks import check_at_least, check_output
 from mutation_operators import Mutant, apply, draw, enumerate_mutants, is_equivalent
 from mutation_runs import Job, report, run_all, snapshot_head
 from mutation_targets import TARGETS
@@ -90,6 +91,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.sample < 0:
         parser.error(f"--sample={args.sample}: give 0 (every mutant) or a positive count")
+    check_at_least(parser, "--jobs", args.jobs, 1)
+    check_at_least(parser, "--timeout", args.timeout, 1)
+    check_at_least(parser, "--stop-after", args.stop_after, 0)
+    if args.report:
+        args.report = str(Path(args.report).absolute())  # the run changes folders
+        check_output(parser, "--report", Path(args.report))
     return args
 
 

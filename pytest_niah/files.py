@@ -2,10 +2,12 @@
 
 Every file pytest-niah writes goes through :func:`write_atomic`: a temporary file in the
 same folder, flushed to disk, then renamed over the target, so the old content stays whole
-until the new one is. Only regular files are replaced that way: a symbolic link is written
-through (its target replaced, the link kept), and a device or pipe (``/dev/stdout``) is
-written in place, never replaced by a file. Temporary files a killed run left behind are
-removed the next time the same file is written.
+until the new one is. Only regular files are replaced that way: a symbolic link the user
+named is written through (its target replaced, the link kept), and a device or pipe
+(``/dev/stdout``) is written in place, never replaced by a file. Inside a cache folder
+(``inside``) nothing is written through a link: a linked file is replaced by the file, a
+linked folder refused, since anyone who can write into a shared cache could plant one.
+Temporary files a killed run left behind are removed the next time the same file is written.
 """
 
 from __future__ import annotations
@@ -32,6 +34,38 @@ class ReadRefused(NiahError, OSError):
     Raised by :func:`read_bounded`. ``problem`` does not name the file: the caller's message
     does, in its own way. An ``OSError`` too, so a caller's ``except OSError`` still holds.
     """
+
+
+class LinkRefused(NiahError, OSError):
+    """A folder inside a cache is a symbolic link: writing below it would write elsewhere."""
+
+
+def first_link(path: Path, root: Path) -> Path | None:
+    """The first symbolic link among the parts of ``path`` below ``root``, ``path`` included.
+
+    ``root`` itself may be a link (the user chose it); ``None`` when nothing below it is one,
+    or ``path`` is not below ``root``.
+    """
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return None
+    current = root
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
+
+
+def link_refused(link: Path, root: Path) -> LinkRefused:
+    """The refusal of a symbolic link found at ``link`` inside the cache folder ``root``."""
+    return LinkRefused(
+        f"{link} is a symbolic link inside the cache folder {root}; pytest-niah never "
+        "writes through one there (the run would change the file it points to)",
+        "remove the link (the cache holds only work a run redoes), or point the cache at "
+        "another folder (--niah-cache-dir)",
+    )
 
 
 def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
@@ -87,17 +121,31 @@ _NAME_MAX = 255
 _PATH_MAX = 4096
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
+def write_atomic(
+    path: str | os.PathLike[str], data: str | bytes, *, inside: Path | None = None
+) -> Path:
     """Write ``data`` to ``path`` whole or not at all; return the path written.
 
+    Args:
+        path: The file.
+        data: Its new content.
+        inside: A cache folder ``path`` lies in: no link below it is written through (a
+            linked ``path`` is replaced by the file, a linked folder refused).
+
     Raises:
+        LinkRefused: a folder between ``inside`` and ``path`` is a symbolic link.
         OSError: the folder cannot be created or written, or the disk is full; the old file
             (if any) is then unchanged and no temporary file remains.
     """
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    real = Path(os.path.realpath(target)) if target.is_symlink() else target
-    if _is_special(real):
+    if inside is not None:
+        link = first_link(target.parent, inside)
+        if link is not None:
+            raise link_refused(link, inside)
+    follow = inside is None and target.is_symlink()
+    real = Path(os.path.realpath(target)) if follow else target
+    if not real.is_symlink() and _is_special(real):
         with open(real, "wb") as stream:  # a device or pipe: stream into it
             stream.write(payload)
         return target

@@ -8,7 +8,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_niah.cli.common import EXIT_FAILED, EXIT_OK, PROG, write_files
+from pytest_niah.cli.shared_options import given_text
 from pytest_niah.errors import CliError
+
+OUT_HELP = "also write history.png, history.md and history.html here"
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -30,6 +33,7 @@ def add_history(commands: Any) -> None:
     )
     history.add_argument(
         "--storage",
+        type=given_text,
         metavar="DIR",
         help=(
             "folder of saved runs (default: .niah/runs in the current folder or the nearest "
@@ -38,23 +42,26 @@ def add_history(commands: Any) -> None:
     )
     history.add_argument(
         "--label",
+        type=given_text,
         action="extend",
         nargs="+",
         metavar="LABEL",
         help="only these model labels (repeatable; default: every label)",
     )
-    history.add_argument("--arm", default="onehop", help="arm to show (default: %(default)s)")
-    history.add_argument(
-        "--scoring", default="whole", help="scoring to show (default: %(default)s)"
-    )
+    for flag, default in (("--arm", "onehop"), ("--scoring", "whole")):
+        history.add_argument(
+            flag, type=given_text, default=default, help=f"{flag[2:]} to show (default: {default})"
+        )
     history.add_argument(
         "--metric",
+        type=given_text,
         default="auc,ratio",
         metavar="METRICS",
         help="metrics, comma-separated: auc, ratio, norm, sep, effect (default: %(default)s)",
     )
     history.add_argument(
         "--machine",
+        type=given_text,
         default="all",
         metavar="ID|all",
         help="only runs saved on this machine id, e.g. Linux-x86_64-cp311 (default: all)",
@@ -66,9 +73,7 @@ def add_history(commands: Any) -> None:
         metavar="X",
         help="smallest total change called drift (default: 0.01)",
     )
-    history.add_argument(
-        "--out", metavar="DIR", help="also write history.png, history.md and history.html here"
-    )
+    history.add_argument("--out", type=given_text, metavar="DIR", help=OUT_HELP)
     history.set_defaults(handler=run_history)
 
 

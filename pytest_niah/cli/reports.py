@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_niah.cli.common import EXIT_FAILED, EXIT_OK, PROG
-from pytest_niah.cli.shared_options import add_shared_option, given, shared_value
+from pytest_niah.cli.shared_options import add_shared_option, given, given_text, shared_value
 from pytest_niah.errors import CliError
 
 if TYPE_CHECKING:
@@ -36,7 +36,11 @@ def add_report_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     )
     add_inputs(report)
     report.add_argument(
-        "--out", default="niah-report", metavar="DIR", help="output folder (default: %(default)s)"
+        "--out",
+        type=given_text,
+        default="niah-report",
+        metavar="DIR",
+        help="output folder (default: %(default)s)",
     )
     report.add_argument(
         "--no-step-summary",
@@ -67,12 +71,14 @@ def add_inputs(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--label",
+        type=given_text,
         action="append",
         metavar="NAME",
         help="display name per results file, in order (default: the model's name)",
     )
     parser.add_argument(
         "--compare",
+        type=given_text,
         action="append",
         metavar="BASELINE.json",
         help=(

@@ -41,6 +41,18 @@ def add_shared_option(parser: argparse.ArgumentParser, name: str, *, note: str =
     )
 
 
+def given_text(value: str) -> str:
+    """A command's own option value, refused empty as the plugin's are (an unset variable)."""
+    from pytest_niah.config.parsers import refuse_empty
+    from pytest_niah.errors import ConfigError
+
+    try:
+        refuse_empty(value, "give a value, or leave the option out for its default")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
 def shared_value(args: argparse.Namespace, name: str) -> Any:
     """The parsed value of a shared option: the table's default when it was not given.
 
@@ -53,7 +65,7 @@ def shared_value(args: argparse.Namespace, name: str) -> Any:
     raw = getattr(args, option.field)
     if raw is None:
         return option.default
-    return named(cli_flag(option), option.parse, raw)
+    return named(cli_flag(option), option.parse_given, raw)
 
 
 def given(args: argparse.Namespace, name: str) -> bool:

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_niah.config import paths
 from pytest_niah.config.paths import CACHE_FILE
+from pytest_niah.files import link_refused
 
 RESULTS_FOLDER = "results"
+# What runs write under the cache root (each module names its own; a test checks they are
+# here): the embedding store and the file-hash memo (with their -wal, -shm and .lock
+# files), finished results, server fingerprints, sentence token counts, downloaded books.
+OWN_ENTRIES = (
+    CACHE_FILE,
+    "file-hashes.sqlite",
+    RESULTS_FOLDER,
+    "servers",
+    "sentence-counts",
+    "gutenberg",
+)
 
 
 @dataclass(frozen=True)
@@ -71,3 +84,25 @@ class CachePolicy:
     def model_hashes(self) -> Path | None:
         """The root model file hashes are memoised under, or ``None``."""
         return self.work
+
+    def check_links(self) -> None:
+        """Refuse a symbolic link anywhere among what runs write under the root.
+
+        Checked before a run does any work: a link planted in a shared or restored cache
+        would make the run replace the file it points to.
+
+        Raises:
+            LinkRefused: the first link found, named, with the fix.
+        """
+        root = self.root
+        if root is None or not root.is_dir():
+            return
+        for entry in sorted(root.iterdir()):
+            if not entry.name.startswith(OWN_ENTRIES):
+                continue
+            if entry.is_symlink():
+                raise link_refused(entry, root)
+            for folder, names, files in os.walk(entry):
+                for name in sorted([*names, *files]):
+                    if Path(folder, name).is_symlink():
+                        raise link_refused(Path(folder, name), root)

@@ -144,10 +144,26 @@ class Option:
         """Parse a raw value; an error names the option."""
         return p.named(self.flag_name, self.parse, text)
 
+    def parse_given(self, value: str) -> Any:
+        """Parse a value written on a command line, where an empty one is refused.
+
+        ``--niah-json=$OUT`` with the variable unset is empty: taken as "not given" it would
+        quietly run every group, write no file or drop a gate. Empty is blank, or only
+        commas (a list of nothing). The option's own parser speaks first, so a value with
+        a more specific refusal (``--niah-seeds=``, an empty path) keeps it.
+
+        Raises:
+            ConfigError: the value is invalid or empty.
+        """
+        parsed = self.parse(value)
+        hint = f"give a value, or leave {self.flag_name} out for its default"
+        p.refuse_empty(value, f"{hint} ({self.shown_default()})")
+        return parsed
+
     def argparse_type(self, value: str) -> Any:
         """Validate on the command line: argparse reports the message as a usage error."""
         try:
-            return self.parse(value)
+            return self.parse_given(value)
         except ConfigError as exc:
             # argparse starts the line with "argument --niah-x:" itself.
             raise argparse.ArgumentTypeError(str(exc)) from None

@@ -34,6 +34,16 @@ def named(what: str, parse: Callable[[Any], T], value: Any) -> T:
         raise ConfigError(f"{what}: {exc.problem}", exc.hint) from None
 
 
+def refuse_empty(value: str, hint: str) -> None:
+    """Refuse a value given empty (blank, or only commas): an unset variable, not "not given".
+
+    Raises:
+        ConfigError: the value is empty; ``hint`` says how to give one or leave it out.
+    """
+    if not value.replace(",", "").strip():
+        raise ConfigError(f"{value!r} is empty (an unset variable?)", hint)
+
+
 def split_list(value: str) -> list[str]:
     """The non-empty, stripped items of a comma list."""
     return [item.strip() for item in value.split(",") if item.strip()]

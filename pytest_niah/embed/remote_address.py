@@ -15,6 +15,10 @@ from pytest_niah.errors import ConfigError
 # A model behind an OpenAI-compatible embeddings server.
 REMOTE_PREFIX = "openai+"
 REMOTE_EXAMPLE = "openai+http://127.0.0.1:8000/v1#BAAI/bge-m3"
+# The query string a server needs (Azure's ``api-version=...``, a signed ``?sig=``): never in
+# the address, which results, reports and logs repeat, but in this environment variable.
+QUERY_ENV = "NIAH_REMOTE_QUERY"
+QUERY_SHOWN = "?(query from " + QUERY_ENV + ", not shown)"
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,15 @@ class RemoteModel:
         root, sep, query = self.base.partition("?")
         return f"{root}/{route}" + (f"?{query}" if sep else "")
 
+    def shown(self, route: str) -> str:
+        """:meth:`url` as messages show it: the query string (from the environment) withheld."""
+        return f"{self.endpoint}/{route}" + (QUERY_SHOWN if "?" in self.base else "")
+
+    @property
+    def query(self) -> str:
+        """The query string sent with every request (``""``: none), never to be shown."""
+        return self.base.partition("?")[2]
+
 
 def is_remote(name: str) -> bool:
     """``name`` asks for a served model (``openai+...``)."""
@@ -49,10 +62,15 @@ def parse_remote(name: str, *, key: str = "") -> RemoteModel:
         name: The served model's address.
         key: The API key, refused anywhere in the address; empty: not known.
 
+    The query string sent with each request comes from the environment variable
+    ``NIAH_REMOTE_QUERY``, never from the address: the address is written into results,
+    reports, test ids and logs, and no rule can tell a secret parameter by its name
+    (``?hmac=``, ``?otp=``, a bare ``?TOKEN``).
+
     Raises:
         ConfigError: a secret in the address (:func:`~pytest_niah.embed.secrets.url_secret`:
-            it would be written into results), another scheme, no host, a bad port, or no
-            ``#MODEL``. No message repeats a secret.
+            it would be written into results), any query string, another scheme, no host,
+            a bad port, or no ``#MODEL``. No message repeats a secret.
     """
     from urllib.parse import urlsplit, urlunsplit
 
@@ -68,6 +86,7 @@ def parse_remote(name: str, *, key: str = "") -> RemoteModel:
             "'Authorization: Bearer' and writes it nowhere",
         )
     url, sep, model = name[len(REMOTE_PREFIX) :].partition("#")
+    _refuse_query(url)
     problem = f"--niah-model: {name!r} is not a served model address"
     shape = f"write it as openai+http(s)://HOST:PORT/v1#MODEL, e.g. {REMOTE_EXAMPLE}"
     try:
@@ -88,8 +107,21 @@ def parse_remote(name: str, *, key: str = "") -> RemoteModel:
         netloc += f":{port}"
     path = parts.path.rstrip("/")
     endpoint = urlunsplit((parts.scheme, netloc, path, "", ""))
-    base = endpoint + (f"?{parts.query}" if parts.query else "")
+    query = os.environ.get(QUERY_ENV, "").strip().removeprefix("?")
+    base = endpoint + (f"?{query}" if query else "")
     return RemoteModel(base=base, model=model.strip(), endpoint=endpoint)
+
+
+def _refuse_query(url: str) -> None:
+    """Refuse any query string in the address: no rule can tell a secret one by its name."""
+    if "?" in url:
+        raise ConfigError(
+            "--niah-model: the address of the served model holds a query string (not "
+            "shown), which would be written into results, reports, the saved run and logs",
+            f"drop it from the address and put it in the environment variable {QUERY_ENV} "
+            f"(e.g. {QUERY_ENV}='api-version=2024-02-01'): pytest-niah adds it to every "
+            "request and writes it nowhere; an API key goes in --niah-api-key-env's variable",
+        )
 
 
 def api_key(variable: str | None = None) -> str:

@@ -16,6 +16,7 @@ import http.client
 import json
 import os
 import random
+import re
 import threading
 import time
 import urllib.error
@@ -25,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_niah.embed.remote_address import RemoteModel, api_key
+from pytest_niah.embed.secrets import MIN_PIECE, redact
 from pytest_niah.embed.secrets import excerpt as excerpt_of
-from pytest_niah.embed.secrets import redact
 from pytest_niah.errors import EmbedderError
 
 # Statuses worth another try: request timeout, rate limit, the server's own failures.
@@ -113,7 +114,7 @@ class EmbeddingsClient:
 
     def call(self, method: str, route: str, payload: Any, *, optional: bool = False) -> Any:
         """Send one request, retried; the parsed JSON (``None``: an optional route is absent)."""
-        url = self.remote.url(route)
+        url, shown = self.remote.url(route), self.remote.shown(route)
         data = None if payload is None else json.dumps(payload).encode()
         last = ""
         for attempt in range(self.retries + 1):
@@ -126,11 +127,11 @@ class EmbeddingsClient:
                 last = self.redact(describe_failure(exc, self.timeout))
             else:
                 if 200 <= reply.status < 300:
-                    return self._parse_json(reply.body, url, optional)
+                    return self._parse_json(reply.body, shown, optional)
                 if optional and reply.status in (404, 405, 501):
                     return None
                 if reply.status not in RETRY_STATUS:
-                    raise self.refused(reply, url)
+                    raise self.refused(reply, shown)
                 last = f"HTTP {reply.status}{self.excerpt(reply.body)}"
                 wait = retry_after(reply.retry_after)
             if attempt == self.retries:
@@ -151,7 +152,7 @@ class EmbeddingsClient:
         )
         raise EmbedderError(
             f"the embeddings server of {self.what} failed {self.retries + 1} tries of "
-            f"{method} {url}; the last: {last}",
+            f"{method} {shown}; the last: {last}",
             hint,
         )
 
@@ -227,13 +228,26 @@ class EmbeddingsClient:
         return EmbedderError(problem, hint)
 
     def excerpt(self, body: bytes) -> str:
-        """A short, single-line piece of a body, the API key blanked in every form first."""
-        text = excerpt_of(body.decode("utf-8", "replace"), api_key(self.api_key_env), EXCERPT_CHARS)
+        """A short, single-line piece of a body, the API key and query blanked first."""
+        text = self._without_query(body.decode("utf-8", "replace"))
+        text = excerpt_of(text, api_key(self.api_key_env), EXCERPT_CHARS)
         return f": {text!r}" if text else ""
 
     def redact(self, text: str) -> str:
-        """``text`` (from the server) with the API key blanked in every form."""
-        return redact(text, api_key(self.api_key_env))
+        """``text`` (from the server) with the API key and the query blanked in every form."""
+        return redact(self._without_query(text), api_key(self.api_key_env))
+
+    def _without_query(self, text: str) -> str:
+        """``text`` with the query string and each of its values blanked.
+
+        A server may echo the URL it was sent.
+        """
+        query = self.remote.query
+        values = [part.partition("=")[2] or part for part in re.split(r"[&;]", query)]
+        for secret in sorted({query, *values}, key=len, reverse=True):
+            if len(secret) >= MIN_PIECE:
+                text = redact(text, secret)
+        return text
 
     def bad(self, problem: str, hint: str = "") -> EmbedderError:
         """The error for an answer that breaks the OpenAI embeddings API (``hint``: the fix)."""

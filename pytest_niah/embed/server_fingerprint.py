@@ -156,7 +156,7 @@ def answers_key(fingerprint: ServerFingerprint, space: str, folder: Path | None)
                 known = ServerFingerprint.from_dict(entry)
                 if known is not None and known.matches(fingerprint):
                     return known.key
-            write_atomic(path, json.dumps([*kept, asdict(fingerprint)]))
+            write_atomic(path, json.dumps([*kept, asdict(fingerprint)]), inside=Path(folder))
     except (OSError, TimeoutError):
         pass  # an unwritable cache only loses the shortcut: this run's own key
     return fingerprint.key

@@ -97,6 +97,13 @@ class EmbeddingStore:
         )
 
     def _open(self) -> sqlite3.Connection:
+        if self.path.is_symlink():  # SQLite would write the file it points to
+            raise CacheError(
+                f"the embedding cache {self.path} is a symbolic link; pytest-niah never "
+                "writes through one in its cache (the run would change the file it points to)",
+                f"remove the link, point the cache elsewhere (--niah-cache-dir or {CACHE_ENV}), "
+                f"{_NO_CACHE}",
+            )
         if self.path.exists() and not self.path.is_file():
             raise CacheError(
                 f"the embedding cache {self.path} is a folder (or another non-file) where the "

@@ -187,6 +187,7 @@ class Run:
         speed: bool = False,
     ) -> Run:
         """The run of ``config``, loading the inputs and the model not given."""
+        cache.check_links()
         inputs = inputs or load_inputs(config, cache_dir=cache.books)
         embedder = embedder or load_embedder(config, memo_dir=cache.model_hashes)
         report = report if report is not None else RunReport()

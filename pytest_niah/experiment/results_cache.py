@@ -53,7 +53,7 @@ def cached_results(path: Path, config: NiahConfig, model: str) -> NiahResults | 
 def keep_results(results: NiahResults, results_file: Path) -> None:
     """Store finished results in the results cache; a cache that cannot take them warns."""
     try:
-        results.save(results_file)
+        results.save(results_file, inside=results_file.parent)
     except OSError as exc:
         # An unusable cache folder loses only the shortcut, never the results: warn, go on.
         warnings.warn(

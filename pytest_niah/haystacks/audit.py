@@ -49,8 +49,9 @@ def check_onehop_tokens(groups: Iterable[NeedleGroup], tokenizer: Tokenizer, sou
 
     The load-time rule compares words after dropping hidden characters; a tokenizer may
     drop or fold more than that. Here each needle word (a run between spaces, punctuation
-    trimmed) is encoded alone and compared with each content word of the question: equal
-    token ids mean the model reads the question's word in the needle.
+    trimmed) is encoded alone and compared with each content word of the question: a
+    needle word whose token ids begin with the question word's (``dogwalker`` is ``dog
+    ##walker`` to MiniLM) makes the model read the question's word in the needle.
 
     Raises:
         NeedleSetError: Naming the group, the needle, the word and the fix.
@@ -63,14 +64,17 @@ def check_onehop_tokens(groups: Iterable[NeedleGroup], tokenizer: Tokenizer, sou
             if not question_words or not needle_words:
                 continue
             encoded = tokenizer.encode_batch([*question_words, *needle_words])
-            asked = {tuple(e.ids): w for w, e in zip(question_words, encoded, strict=False)}
+            pairs = zip(question_words, encoded, strict=False)
+            asked = {tuple(e.ids): w for w, e in pairs if e.ids}
             for word, encoding in zip(needle_words, encoded[len(question_words) :], strict=True):
-                shared = asked.get(tuple(encoding.ids))
-                if shared is not None and encoding.ids:
+                ids = tuple(encoding.ids)
+                shared = next((w for a, w in asked.items() if ids[: len(a)] == a), None)
+                if shared is not None:
                     raise NeedleSetError.at(
                         source,
-                        f"the one-hop needle's word {word!r} is the question's word "
-                        f"{shared!r} to this model's tokenizer (the same token ids).",
+                        f"the one-hop needle's word {word!r} begins with the question's word "
+                        f"{shared!r} to this model's tokenizer (its token ids begin with "
+                        "that word's).",
                         "reword the needle without the question's words, hidden characters "
                         "or other spellings the tokenizer reads as them.",
                         group=group.id,

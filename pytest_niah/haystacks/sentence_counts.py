@@ -77,7 +77,7 @@ class SentenceCounts:
         if self._file is None or not self._dirty:
             return
         try:
-            write_atomic(self._file, self._payload())
+            write_atomic(self._file, self._payload(), inside=self._file.parent)
         except OSError:
             return  # the cache only saves time
         self._dirty = False

@@ -2,7 +2,8 @@
 
 Three checks rest on this module:
 
-* the one-hop rule: a one-hop needle shares no content word with its question;
+* the one-hop rule: a one-hop needle shares no content word with its question, and none
+  of its words begins with one (:func:`gives_away`);
 * the name rule: no character name is a word of a group's question, keywords or answer cues;
 * the leak audit: a book snippet that mentions a group's keywords or answer cues is not
   used as haystack text (:class:`TermMatcher`).
@@ -53,6 +54,7 @@ __all__ = [
 NAME_PLACEHOLDER = "{name}"
 MIN_PREFIX_STEM = 4
 """The shortest stem that also matches the longer stems it begins (``peru`` -> ``peruvian``)."""
+MIN_LEADING_WORD = 3  # the shortest question word a needle word may not begin with
 
 # Function words only: a stopword list that is too generous would let one-hop
 # needles quietly share meaningful words with their question.
@@ -179,33 +181,47 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(content_forms(text))
 
 
-def matching_words(first: str, second: str) -> list[tuple[str, str]]:
-    """Return the content words of ``first`` that match one of ``second``, as pairs.
+def gives_away(asked: tuple[str, str], needle: tuple[str, str]) -> bool:
+    """Whether a needle's word holds a question's word: each a ``(stem, folded word)``.
+
+    The stems match (:func:`stems_match`), or the needle's word begins with the question's
+    word or stem (:data:`MIN_LEADING_WORD` letters or more): ``doghouse``, ``dog2`` and
+    ``dogwalker`` (``dog ##walker`` to MiniLM) begin with ``dog`` where reading starts.
+    """
+    if stems_match(asked[0], needle[0]):
+        return True
+    return any(len(p) >= MIN_LEADING_WORD and needle[1].startswith(p) for p in asked)
+
+
+def matching_words(question: str, needle: str) -> list[tuple[str, str]]:
+    """Return the question's content words that the needle gives away, as pairs.
 
     Returns:
-        ``(word of first, word of second)`` surface forms, case-folded, in the order of
-        ``first``; one pair per matching stem of ``first``.
+        ``(word of the question, word of the needle)`` surface forms, case-folded, in the
+        question's order; one pair per matching stem of the question (see
+        :func:`gives_away`).
     """
-    others = content_forms(read_as_model(second))
+    others = content_forms(read_as_model(needle))
     pairs = []
-    for stem_a, word_a in content_forms(read_as_model(first)).items():
-        for stem_b, word_b in others.items():
-            if stems_match(stem_a, stem_b):
-                pairs.append((word_a, word_b))
+    for asked in content_forms(read_as_model(question)).items():
+        for other in others.items():
+            if gives_away(asked, other):
+                pairs.append((asked[1], other[1]))
                 break
     return pairs
 
 
 def shared_content_words(question: str, needle: str) -> frozenset[str]:
-    """Return the question's stemmed content words that match a content word of the needle.
+    """Return the question's stemmed content words that a content word of the needle holds.
 
-    Both are read as a model reads them (:func:`read_as_model`): hidden characters dropped.
+    Both are read as a model reads them (:func:`read_as_model`): hidden characters dropped;
+    a needle word holds a question's word as :func:`gives_away` says.
     """
-    needle_stems = content_words(read_as_model(needle))
+    needle_forms = content_forms(read_as_model(needle)).items()
     return frozenset(
-        word
-        for word in content_words(read_as_model(question))
-        if any(stems_match(word, other) for other in needle_stems)
+        asked[0]
+        for asked in content_forms(read_as_model(question)).items()
+        if any(gives_away(asked, other) for other in needle_forms)
     )
 
 

@@ -172,9 +172,12 @@ class NiahResults:
         """Deterministic JSON text (sorted keys)."""
         return json.dumps(self.to_dict(), indent=indent, sort_keys=True, allow_nan=False)
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the JSON file whole or not at all (see :func:`pytest_niah.files.write_atomic`)."""
-        return write_atomic(path, self.to_json())
+    def save(self, path: str | os.PathLike[str], *, inside: Path | None = None) -> Path:
+        """Write the JSON file whole or not at all (see :func:`pytest_niah.files.write_atomic`).
+
+        ``inside``: the cache folder it goes in, where no symbolic link is written through.
+        """
+        return write_atomic(path, self.to_json(), inside=inside)
 
     @classmethod
     def from_document(cls, document: ResultsDocument, *, source: str = "<dict>") -> NiahResults:

@@ -50,8 +50,9 @@ def test_a_served_model_name_passes_the_cheap_checks():
     check_model_name("openai+http://127.0.0.1:8000/v1#nomic-embed-text:latest", tokenizer=None)
 
 
-def test_a_query_string_is_sent_but_left_out_of_the_endpoint():
-    remote_model = parse_remote("openai+https://h.example/v1?api-version=1#m")
+def test_a_query_string_is_sent_but_left_out_of_the_endpoint(monkeypatch):
+    monkeypatch.setenv("NIAH_REMOTE_QUERY", "api-version=1")
+    remote_model = parse_remote("openai+https://h.example/v1#m")
     assert remote_model.endpoint == "https://h.example/v1"
     assert remote_model.url("embeddings") == "https://h.example/v1/embeddings?api-version=1"
 

@@ -79,7 +79,6 @@ def test_a_secret_in_the_address_is_refused_without_repeating_it(address):
 @pytest.mark.parametrize(
     "address",
     [
-        "openai+https://h.example/v1?api-version=2024-02-01#text-embedding-3-small",
         "openai+http://127.0.0.1:8000/v1#sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2",
         "openai+http://127.0.0.1:8000/v1#Qwen/Qwen3-Embedding-0.6B",
         "openai+https://r.openai.azure.com/openai/deployments/emb-large#text-embedding-3-large",

@@ -58,16 +58,19 @@ def test_the_models_tokenizer_reads_the_hidden_letter_word_as_the_questions(case
     message = str(caught.value)
     assert "my-needles.json" in message and "needles.onehop.default" in message
     assert repr(word) in message and "'dog'" in message
-    assert "same token ids" in message
+    assert "begins with the question's word" in message
 
 
 def test_honest_needles_pass_the_token_check(minilm_tokenizer):
-    """The built-in set, and a needle whose word only begins like the question's."""
+    """The built-in set, and a needle whose word begins with the question's letters only.
+
+    ``category`` is one token to MiniLM (``catapult`` is ``cat ##ap ##ult``: refused).
+    """
     check_onehop_tokens(builtin_needle_set().groups, minilm_tokenizer, "builtin")
     honest = dataclasses.replace(_dog_group("puppy"), question="Which character owns a cat?")
     honest = dataclasses.replace(
         honest,
-        needles=(("onehop", "default", "{name} fired the catapult."), *honest.needles[1:]),
+        needles=(("onehop", "default", "{name} wrote the category."), *honest.needles[1:]),
     )
     check_onehop_tokens([honest], minilm_tokenizer, "builtin")
 
@@ -102,4 +105,4 @@ def test_a_run_refuses_a_needle_its_models_tokenizer_reads_as_the_questions_word
         plan_inputs(config, cache_dir=tmp_path / "cache")
     message = str(caught.value)
     assert str(needles) in message and "group 'dietary-01'" in message
-    assert "'d\\x07og' is the question's word 'dog'" in message
+    assert "'d\\x07og' begins with the question's word 'dog'" in message
