@@ -8,6 +8,7 @@ Examples::
     pytest-niah summary results.json --compare baseline.json --compare-fail auc:0.02
     pytest-niah history --storage .niah/runs --out niah-history
     pytest-niah corpus --export books/
+    pytest-niah audit openai+http://127.0.0.1:8000/v1#minilm --tokenizer packaged-minilm
     pytest-niah options
     pytest-niah --version
 
@@ -79,7 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser: ``report``, ``summary``, ``history``, ``corpus`` and ``options``."""
+    """The parser: ``report``, ``summary``, ``history``, ``corpus``, ``audit``, ``options``."""
+    from pytest_niah.cli.audit_command import add_audit
     from pytest_niah.cli.corpus_command import add_corpus
     from pytest_niah.cli.history import add_history
     from pytest_niah.cli.reports import add_report_commands
@@ -99,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_commands(commands)
     add_history(commands)
     add_corpus(commands)
+    add_audit(commands)
     options = commands.add_parser(
         "options",
         help="print every --niah-* option as a markdown table",
