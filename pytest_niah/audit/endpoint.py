@@ -10,6 +10,7 @@ Every request is charged to a :class:`Meter` whose limit is fixed before the fir
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -19,8 +20,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pytest_niah.embed.remote import RemoteEmbedder
-from pytest_niah.embed.remote_http import EmbeddingsClient, Reply
+from pytest_niah.embed.remote_address import api_key
+from pytest_niah.embed.remote_http import EXCERPT_CHARS, EmbeddingsClient, Reply
 from pytest_niah.embed.remote_response import response_vectors
+from pytest_niah.embed.secrets import excerpt
 from pytest_niah.errors import EmbedderError
 from pytest_niah.haystacks.plan import ModelInput
 from pytest_niah.haystacks.tokens import token_counts
@@ -92,8 +95,23 @@ class AuditClient(EmbeddingsClient):
     def refused(self, reply: Reply, url: str) -> EmbedderError:
         """The run's error for a refusal, with the status and a short, key-free message."""
         base = super().refused(reply, url)
-        text = self.excerpt(reply.body)
-        return Refusal(reply.status, text[2:].strip("'\"") if text else "", base)
+        return Refusal(reply.status, self.message(reply.body), base)
+
+    def message(self, body: bytes) -> str:
+        """The refusal's own words (``error.message``, ``error``, ``detail``), key blanked."""
+        text = body.decode("utf-8", "replace")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            error = data.get("error")
+            if isinstance(error, dict):
+                error = error.get("message")
+            found = error if error is not None else data.get("detail", data.get("message"))
+            if found is not None:
+                text = found if isinstance(found, str) else json.dumps(found)
+        return excerpt(text, api_key(self.api_key_env), EXCERPT_CHARS)
 
 
 class AuditedEmbedder(RemoteEmbedder):
