@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "embed"))
 
-from openai_server import EmbeddingServer, _handler  # noqa: E402
+from openai_server import EmbeddingServer, _handler
 
 
 @dataclass
