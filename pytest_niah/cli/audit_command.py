@@ -14,9 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from pytest_niah.cli.common import EXIT_FAILED, EXIT_OK
-from pytest_niah.errors import CliError
+from pytest_niah.errors import CliError, NiahError
 
 REMOTE_PREFIX = "openai+"
+# The run's options named in the served model's messages, and the audit's own.
+_OPTION_NAMES = (
+    ("--niah-model", "the address"),
+    ("--niah-tokenizer", "--tokenizer"),
+    ("--niah-max-seq-length", "--max-seq-length"),
+    ("--niah-api-key-env", "--api-key-env"),
+    ("--niah-remote-timeout", "--timeout"),
+    ("--niah-remote-concurrency", "--concurrency"),
+    ("--niah-batch-size", "--max-batch"),
+)
 _EXAMPLES = {"json": "audit.json", "markdown": "audit.md", "save": "deployment.json"}
 
 
@@ -116,7 +126,10 @@ def run_audit_command(args: argparse.Namespace) -> int:
     settings = _settings(args)
     outputs = {name: _output(name, getattr(args, name)) for name in ("json", "markdown", "save")}
     saved = read_fingerprint(args.expect) if args.expect is not None else None
-    audit = run_audit(settings)
+    try:
+        audit = run_audit(settings)
+    except NiahError as exc:
+        raise CliError(in_audit_terms(exc.problem), in_audit_terms(exc.hint)) from None
     changed = changes(saved, audit.fingerprint) if saved is not None else None
     sys.stdout.write(table(audit))
     if changed is not None:
@@ -134,6 +147,13 @@ def run_audit_command(args: argparse.Namespace) -> int:
             sys.stdout.write(f"wrote {path}\n")
     sys.stdout.flush()
     return EXIT_FAILED if changed else EXIT_OK
+
+
+def in_audit_terms(text: str) -> str:
+    """``text`` with the run's option names replaced by the audit's."""
+    for run_option, audit_option in _OPTION_NAMES:
+        text = text.replace(run_option, audit_option)
+    return text
 
 
 def _settings(args: argparse.Namespace) -> Any:
