@@ -21,6 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "embed"))
 
 from openai_server import EmbeddingServer, _handler
 
+SECRET = "sk-niah-AUDIT-SENTINEL-0123456789abcdef"
+KEY_ENV = "NIAH_AUDIT_TEST_KEY"
+
 
 @dataclass
 class AuditFaults:

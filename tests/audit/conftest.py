@@ -9,12 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_server import AuditServer
+from audit_server import KEY_ENV, SECRET, AuditServer
 
 from pytest_niah.cli import main
 
-SECRET = "sk-niah-AUDIT-SENTINEL-0123456789abcdef"
-KEY_ENV = "NIAH_AUDIT_TEST_KEY"
 # A small window keeps each audit to a few seconds; the full window is audited once.
 SMALL = ["--max-seq-length", "64", "--max-batch", "8", "--concurrency", "2"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -98,9 +99,10 @@ def test_another_model_name_exits_1(audit, served, saved_float32):
 
 
 def test_the_saved_fingerprint_holds_the_fixed_batch_and_no_secret(audit, saved_float32):
-    from conftest import SECRET
+    from audit_server import SECRET
 
-    data = json.loads(open(saved_float32).read())
+    text = Path(saved_float32).read_text()
+    data = json.loads(text)
     assert data["kind"] == "pytest-niah endpoint fingerprint"
     assert len(data["vectors"]) == 3 and len(data["vectors"][0]) == 384
-    assert SECRET not in open(saved_float32).read()
+    assert SECRET not in text

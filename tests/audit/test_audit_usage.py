@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import KEY_ENV, SECRET
+from audit_server import KEY_ENV, SECRET
 
 from pytest_niah.cli import main
 
