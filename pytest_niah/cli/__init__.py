@@ -1,4 +1,4 @@
-"""The ``pytest-niah`` command: reports from saved results, without running any model.
+"""The ``pytest-niah`` command: reports from saved results, and the audit of a served model.
 
 Examples::
 
@@ -21,7 +21,9 @@ interrupted. An error is one line on stderr, ``pytest-niah: error: ...``, naming
 and the fix; never a traceback.
 
 The commands live in :mod:`~pytest_niah.cli.reports` (report, summary),
-:mod:`~pytest_niah.cli.history` and :mod:`~pytest_niah.cli.corpus_command`; what they share in
+:mod:`~pytest_niah.cli.history`, :mod:`~pytest_niah.cli.corpus_command` and
+:mod:`~pytest_niah.cli.audit_command` (its own exit codes: 1 when ``--expect`` finds the
+deployment changed); what they share in
 :mod:`~pytest_niah.cli.common` and :mod:`~pytest_niah.cli.shared_options`.
 """
 
@@ -88,7 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Render reports of saved pytest-niah results (no model is run).",
+        description=(
+            "Render reports of saved pytest-niah results (no model is run), or audit a served "
+            "embedding model (audit)."
+        ),
         epilog=(
             "Exit codes: 0 done, 1 a --compare-fail gate failed or an output could not be "
             "written, 2 a usage error or an input file that cannot be read or compared."
