@@ -32,8 +32,6 @@ _EXAMPLES = {"json": "audit.json", "markdown": "audit.md", "save": "deployment.j
 
 def add_audit(commands: Any) -> None:
     """Register ``audit`` on the command parser."""
-    from pytest_niah.config.options import default
-
     parser = commands.add_parser(
         "audit",
         help="audit a served embedding model: window, determinism, speed, fingerprint",
@@ -54,6 +52,15 @@ def add_audit(commands: Any) -> None:
         help="the served model, as --niah-model takes it: openai+http(s)://HOST:PORT/v1#MODEL "
         "(the openai+ prefix may be left out)",
     )
+    _add_endpoint_options(parser)
+    _add_output_options(parser)
+    parser.set_defaults(handler=run_audit_command)
+
+
+def _add_endpoint_options(parser: argparse.ArgumentParser) -> None:
+    """The served model's tokenizer and window, the transport's limits, the batch tried."""
+    from pytest_niah.config.options import default
+
     parser.add_argument(
         "--tokenizer",
         default="",
@@ -104,6 +111,10 @@ def add_audit(commands: Any) -> None:
         metavar="N",
         help="the largest batch tried (default %(default)s)",
     )
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    """The files written, and the saved audit compared with."""
     parser.add_argument("--json", metavar="FILE", help="write every finding as JSON")
     parser.add_argument("--markdown", metavar="FILE", help="write the table as markdown")
     parser.add_argument("--save", metavar="FILE", help="write the deployment's fingerprint")
@@ -113,7 +124,6 @@ def add_audit(commands: Any) -> None:
         help="compare with a saved audit (--save "
         "or --json file); exit 1 when the deployment changed",
     )
-    parser.set_defaults(handler=run_audit_command)
 
 
 def run_audit_command(args: argparse.Namespace) -> int:
