@@ -111,14 +111,17 @@ def table(audit: Audit) -> str:
 
 def markdown(audit: Audit, changed: list[Change] | None = None) -> str:
     """The audit as a markdown table (with the changes found by ``--expect``, if any)."""
-    from pytest_niah.report.escape import md_cell
+    from pytest_niah.report.escape import md_cell, md_text
 
     out = [f"# Audit of {md_cell(audit.model)}\n\n", "| section | item | finding |\n"]
     out.append("| --- | --- | --- |\n")
     for section, item, finding in rows(audit):
         out.append(f"| {section} | {md_cell(item)} | {md_cell(finding)} |\n")
     if changed is not None:
-        out.append("\n" + changes_text(changed).replace("\n", "\n\n"))
+        head, *lines = changes_text(changed).splitlines()
+        out.append(f"\n{md_text(head)}\n")
+        if lines:
+            out.append("\n" + "".join(f"- {md_text(line.strip())}\n" for line in lines))
     return "".join(out)
 
 

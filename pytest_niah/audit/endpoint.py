@@ -28,6 +28,16 @@ from pytest_niah.errors import EmbedderError
 from pytest_niah.haystacks.plan import ModelInput
 from pytest_niah.haystacks.tokens import token_counts
 
+# The run's options named in the served model's messages, and the audit's own.
+_OPTION_NAMES = (
+    ("--niah-model", "the address"),
+    ("--niah-tokenizer", "--tokenizer"),
+    ("--niah-max-seq-length", "--max-seq-length"),
+    ("--niah-api-key-env", "--api-key-env"),
+    ("--niah-remote-timeout", "--timeout"),
+    ("--niah-remote-concurrency", "--concurrency"),
+    ("--niah-batch-size", "--max-batch"),
+)
 # Requests of each length at concurrency 1 (at concurrency N: two per request thread).
 SERIAL_REQUESTS = 4
 
@@ -211,3 +221,10 @@ def latency_lengths(window: int) -> tuple[int, int, int]:
 def needle_lengths(window: int) -> tuple[int, int, int]:
     """The three haystack lengths of the needle check: a quarter, half, seven eighths."""
     return max(1, window // 4), max(1, window // 2), max(1, window * 7 // 8)
+
+
+def in_audit_terms(text: str) -> str:
+    """``text`` with the run's option names replaced by the audit's."""
+    for run_option, audit_option in _OPTION_NAMES:
+        text = text.replace(run_option, audit_option)
+    return text

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from pytest_niah.audit.determinism import distance
-from pytest_niah.audit.endpoint import Endpoint, Refusal, past_extra
+from pytest_niah.audit.endpoint import Endpoint, Refusal, in_audit_terms, past_extra
 from pytest_niah.embed.window_probe import MOVED, NOISE_MARGIN, ProbeTexts, measure_window
 from pytest_niah.errors import EmbedderError, ModelError
 from pytest_niah.inputs.packaged_corpus import packaged_corpus
@@ -67,7 +67,7 @@ def measure_windows(endpoint: Endpoint, document: int, pair_noise: float) -> Win
     for note in embedder.notes:
         found = _ORIGIN.search(note)
         if found is not None:
-            origin, specials = found["origin"], int(found["specials"])
+            origin, specials = in_audit_terms(found["origin"]), int(found["specials"])
     corpus = packaged_corpus()
     method = (
         f"pytest-niah's window probe: pairs of {document:,}-token texts that share their first "

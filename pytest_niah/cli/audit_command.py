@@ -17,16 +17,6 @@ from pytest_niah.cli.common import EXIT_FAILED, EXIT_OK
 from pytest_niah.errors import CliError, NiahError
 
 REMOTE_PREFIX = "openai+"
-# The run's options named in the served model's messages, and the audit's own.
-_OPTION_NAMES = (
-    ("--niah-model", "the address"),
-    ("--niah-tokenizer", "--tokenizer"),
-    ("--niah-max-seq-length", "--max-seq-length"),
-    ("--niah-api-key-env", "--api-key-env"),
-    ("--niah-remote-timeout", "--timeout"),
-    ("--niah-remote-concurrency", "--concurrency"),
-    ("--niah-batch-size", "--max-batch"),
-)
 _EXAMPLES = {"json": "audit.json", "markdown": "audit.md", "save": "deployment.json"}
 
 
@@ -131,6 +121,7 @@ def run_audit_command(args: argparse.Namespace) -> int:
     from pytest_niah.audit.audit_report import audit_json, changes_text, markdown, table
     from pytest_niah.audit.audit_run import run_audit
     from pytest_niah.audit.deployment import changes, read_fingerprint
+    from pytest_niah.audit.endpoint import in_audit_terms
     from pytest_niah.cli.common import write_files
 
     settings = _settings(args)
@@ -157,13 +148,6 @@ def run_audit_command(args: argparse.Namespace) -> int:
             sys.stdout.write(f"wrote {path}\n")
     sys.stdout.flush()
     return EXIT_FAILED if changed else EXIT_OK
-
-
-def in_audit_terms(text: str) -> str:
-    """``text`` with the run's option names replaced by the audit's."""
-    for run_option, audit_option in _OPTION_NAMES:
-        text = text.replace(run_option, audit_option)
-    return text
 
 
 def _settings(args: argparse.Namespace) -> Any:

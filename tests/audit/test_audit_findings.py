@@ -14,7 +14,7 @@ def test_a_faithful_server_at_its_full_window_within_a_minute(audit):
     data = found.data
     window = data["window"]
     assert (window["declared"], window["specials"], window["document"]) == (256, 2, 254)
-    assert window["origin"] == "sentence_bert_config.json beside --niah-tokenizer"
+    assert window["origin"] == "sentence_bert_config.json beside --tokenizer"
     assert window["measured"] == 254
     assert window["past"] == CUTS  # sentence-transformers cuts at its window, saying nothing
     assert data["determinism"]["repeat"] == 0.0
