@@ -23,6 +23,8 @@ from openai_server import EmbeddingServer, _handler
 
 SECRET = "sk-niah-AUDIT-SENTINEL-0123456789abcdef"
 KEY_ENV = "NIAH_AUDIT_TEST_KEY"
+# A small window keeps each audit to a few seconds; the full window is audited once.
+SMALL = ["--max-seq-length", "64", "--max-batch", "8", "--concurrency", "2"]
 
 
 @dataclass

@@ -9,12 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_server import KEY_ENV, SECRET, AuditServer
+from audit_server import KEY_ENV, SECRET, SMALL, AuditServer
 
 from pytest_niah.cli import main
-
-# A small window keeps each audit to a few seconds; the full window is audited once.
-SMALL = ["--max-seq-length", "64", "--max-batch", "8", "--concurrency", "2"]
 
 
 @pytest.fixture(scope="session")

@@ -12,13 +12,22 @@ def expect(audit, saved: str, *args: str, **kwargs):
     return audit("--expect", saved, *args, **kwargs)
 
 
-@pytest.fixture
-def saved_float32(audit, tmp_path):
-    """The float32 deployment's fingerprint, saved."""
-    first = audit()
-    assert first.code == 0, first.err
-    path = tmp_path / "float32.json"
-    path.write_text(first.files["save"])
+@pytest.fixture(scope="module")
+def saved_float32(served, tmp_path_factory):
+    """The float32 deployment's fingerprint, saved once for the module's tests."""
+    from audit_server import KEY_ENV, SECRET, SMALL
+
+    from pytest_niah.cli import main
+
+    path = tmp_path_factory.mktemp("float32") / "float32.json"
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("no_proxy", "NO_PROXY"):
+            patch.setenv(name, "127.0.0.1,localhost")
+        patch.setenv(KEY_ENV, SECRET)
+        served.reset()
+        argv = [served.model_name(), "--tokenizer", "packaged-minilm", "--api-key-env", KEY_ENV]
+        code = main(["audit", *argv, *SMALL, "--save", str(path)])
+    assert code == 0
     return str(path)
 
 
