@@ -17,10 +17,14 @@ from pytest_niah.audit.past_window import REFUSES
 JSON_KIND = "pytest-niah endpoint audit"
 
 
-def audit_json(audit: Audit) -> str:
-    """The audit as JSON: every finding, and its fingerprint as ``--save`` writes it."""
+def audit_json(audit: Audit, changed: list[Change] | None = None) -> str:
+    """The audit as JSON: its findings, fingerprint and ``--expect``'s changes.
+
+    The fingerprint is as ``--save`` writes it; ``changes`` is ``null`` without ``--expect``.
+    """
     data: dict[str, Any] = {"kind": JSON_KIND, **asdict(audit)}
     data["fingerprint"] = audit.fingerprint.to_dict()
+    data["changes"] = None if changed is None else [asdict(change) for change in changed]
     return json.dumps(data, indent=1) + "\n"
 
 

@@ -138,7 +138,7 @@ def run_audit_command(args: argparse.Namespace) -> int:
     import json
 
     texts = {
-        "json": audit_json(audit),
+        "json": audit_json(audit, changed),
         "markdown": markdown(audit, changed),
         "save": json.dumps(audit.fingerprint.to_dict(), indent=1) + "\n",
     }

@@ -35,6 +35,7 @@ def test_the_same_deployment_audited_again_exits_0(audit, saved_float32):
     again = expect(audit, saved_float32)
     assert again.code == 0, again.err
     assert "--expect: the same deployment" in again.out
+    assert again.data["changes"] == []
 
 
 def test_the_json_of_an_audit_serves_as_expect_too(audit, tmp_path):
@@ -80,6 +81,7 @@ def test_another_model_of_the_same_dimension_exits_1(audit, server, saved_float3
     changed = expect(audit, saved_float32)
     assert changed.code == 1
     assert "fixed batch's vectors (another model)" in changed.out
+    assert [c["what"] for c in changed.data["changes"]] == ["fixed batch's vectors (another model)"]
     assert "another model" in changed.files["markdown"]
 
 
