@@ -1,4 +1,4 @@
-"""The ``pytest-niah`` command: reports from saved results, without running any model.
+"""The ``pytest-niah`` command: reports from saved results, and the audit of a served model.
 
 Examples::
 
@@ -8,6 +8,7 @@ Examples::
     pytest-niah summary results.json --compare baseline.json --compare-fail auc:0.02
     pytest-niah history --storage .niah/runs --out niah-history
     pytest-niah corpus --export books/
+    pytest-niah audit openai+http://127.0.0.1:8000/v1#minilm --tokenizer packaged-minilm
     pytest-niah options
     pytest-niah --version
 
@@ -20,7 +21,9 @@ interrupted. An error is one line on stderr, ``pytest-niah: error: ...``, naming
 and the fix; never a traceback.
 
 The commands live in :mod:`~pytest_niah.cli.reports` (report, summary),
-:mod:`~pytest_niah.cli.history` and :mod:`~pytest_niah.cli.corpus_command`; what they share in
+:mod:`~pytest_niah.cli.history`, :mod:`~pytest_niah.cli.corpus_command` and
+:mod:`~pytest_niah.cli.audit_command` (its own exit codes: 1 when ``--expect`` finds the
+deployment changed); what they share in
 :mod:`~pytest_niah.cli.common` and :mod:`~pytest_niah.cli.shared_options`.
 """
 
@@ -79,14 +82,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser: ``report``, ``summary``, ``history``, ``corpus`` and ``options``."""
+    """The parser: ``report``, ``summary``, ``history``, ``corpus``, ``audit``, ``options``."""
+    from pytest_niah.cli.audit_command import add_audit
     from pytest_niah.cli.corpus_command import add_corpus
     from pytest_niah.cli.history import add_history
     from pytest_niah.cli.reports import add_report_commands
 
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Render reports of saved pytest-niah results (no model is run).",
+        description=(
+            "Render reports of saved pytest-niah results (no model is run), or audit a served "
+            "embedding model (audit)."
+        ),
         epilog=(
             "Exit codes: 0 done, 1 a --compare-fail gate failed or an output could not be "
             "written, 2 a usage error or an input file that cannot be read or compared."
@@ -99,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_commands(commands)
     add_history(commands)
     add_corpus(commands)
+    add_audit(commands)
     options = commands.add_parser(
         "options",
         help="print every --niah-* option as a markdown table",
