@@ -112,8 +112,11 @@ class EmbeddingsClient:
         self.stopped.set()
 
     def call(self, method: str, route: str, payload: Any, *, optional: bool = False) -> Any:
-        """Send one request, retried; the parsed JSON (``None``: an optional route is absent)."""
-        url = self.remote.url(route)
+        """Send one request, retried; the parsed JSON (``None``: an optional route is absent).
+
+        ``route`` is under the API root (``embeddings``), or a whole URL (the root's ``/info``).
+        """
+        url = route if "://" in route else self.remote.url(route)
         data = None if payload is None else json.dumps(payload).encode()
         last = ""
         for attempt in range(self.retries + 1):

@@ -21,7 +21,8 @@ from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.runner import Encoder
-from pytest_niah.embed.server_fingerprint import is_served
+from pytest_niah.embed.server_fingerprint import is_served, start_watch
+from pytest_niah.embed.server_watch import run_seed
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.vector_table import VectorTable
 from pytest_niah.embed.window_probe import WindowMeasurement
@@ -217,6 +218,9 @@ class Run:
             store = EmbeddingStore(self.cache.embeddings)
         probe = self.measured
         requests: list[float] = getattr(self.embedder, "request_seconds", [])
+        watch = None
+        if is_served(self.embedder):  # checked during the run: it must not change
+            watch = start_watch(self.embedder, self.inputs.corpus, run_seed())
         sent = len(requests)  # the window probe's requests are not the grid's
         try:
             encoder = Encoder(
@@ -227,6 +231,7 @@ class Run:
                 # One model, one dimension: the probe's vectors count as the run's.
                 dim=probe.dim if probe is not None else None,
                 stats=dataclasses.replace(probe.stats) if probe is not None else None,
+                watch=watch,
             )
             self.report.embedding = encoder.stats  # filled in as the encoder goes
             for batch in batches:
@@ -238,6 +243,8 @@ class Run:
             if store is not None:
                 store.close()
         self.report.notes.extend(getattr(self.embedder, "notes", []))
+        if watch is not None:
+            self.report.notes.append(watch.summary())
         return vectors
 
     def results(self) -> NiahResults:
