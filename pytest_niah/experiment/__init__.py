@@ -42,7 +42,7 @@ from pytest_niah.experiment.planning import (
     start_planning,
 )
 from pytest_niah.experiment.results_cache import cached_results, keep_results, results_key
-from pytest_niah.experiment.run_report import RunReport
+from pytest_niah.experiment.run_report import RunReport, identity_checked
 from pytest_niah.experiment.speed import speed_record
 from pytest_niah.haystacks.plan import ModelInput, Plan
 from pytest_niah.progress import ConsoleProgress, NoProgress, Progress
@@ -122,8 +122,9 @@ def run_experiment(
             speed=speed,
         )
         results = run.results()
-        if console is not None and run.report.reused:
-            console.begin(f"{config.model}: reused {run.report.cached_results}")
+        reused = run.report.reuse_line()
+        if console is not None and reused is not None:  # the embedding's end said the rest
+            console.begin(f"{config.model}: {reused}; {run.report.embedded_line()}")
         return results
     finally:
         if console is not None:
@@ -258,6 +259,8 @@ class Run:
             cached = cached_results(results_file, config, embedder.identity.digest)
             if cached is not None:
                 self.report.reused, self.report.cached_results = True, results_file
+                self.report.checked = identity_checked(embedder.identity)
+                self.report.embedding = dataclasses.replace(self.report.probe)  # its checks
                 return cached if self.record_speed else cached.without_speed()
         results = self._embed_and_measure()
         if results_file is not None:

@@ -28,7 +28,7 @@ EMBEDDED = re.compile(
     r"^(\d+) texts embedded, (\d+) read from the cache(?: \(cache (.+)\))?$", re.MULTILINE
 )
 REUSED = re.compile(
-    r"^results reused from an identical earlier run \((.+)\): nothing embedded$", re.MULTILINE
+    r"^results reused from an identical earlier run \((.+)\): checked .+$", re.MULTILINE
 )
 
 
