@@ -232,7 +232,8 @@ class Encoder:
         except NiahError:
             raise
         except Exception as exc:  # the model's own code failed: one stop that names it
-            raise _encode_failure(self.embedder.name, items, exc, self.store is not None) from exc
+            cached = self.store is not None and self.watch is None  # else: only checked ones
+            raise _encode_failure(self.embedder.name, items, exc, cached) from exc
         spent = time.perf_counter() - started
         self.stats.seconds += spent
         self._share(items, spent)

@@ -167,3 +167,16 @@ def test_the_encoder_writes_vectors_only_after_a_check_passed(tmp_path: Path):
 def test_a_checked_batch_keeps_what_it_was_given():
     batch = CheckedBatch("what", (), np.zeros((0, 8)), 0.5)
     assert (batch.what, batch.inputs, batch.repeat) == ("what", (), 0.5)
+
+
+def test_the_served_models_page_gives_the_checks_numbers():
+    # The docs state how often and with what the run checks its server: they are these.
+    from pytest_niah.embed.server_watch import EVERY_REQUESTS, EVERY_SECONDS
+
+    page = (Path(__file__).parents[2] / "docs" / "served-models.md").read_text(encoding="utf-8")
+    text = " ".join(page.split())
+    words = {3: "three"}
+    assert f"every {EVERY_REQUESTS} requests or {EVERY_SECONDS / 60:g} minutes" in text
+    assert f"{words[CHECK_TEXTS]} texts of {CHECK_TOKENS} tokens" in text
+    assert f"within {MATCH_MARGIN:g} times the larger same-batch noise" in text.replace("four", "4")
+    assert f"never closer than {MATCH_FLOOR:g} of its length".replace("e-05", "e-5") in text
