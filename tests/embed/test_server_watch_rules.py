@@ -180,3 +180,58 @@ def test_the_served_models_page_gives_the_checks_numbers():
     assert f"{words[CHECK_TEXTS]} texts of {CHECK_TOKENS} tokens" in text
     assert f"within {MATCH_MARGIN:g} times the larger same-batch noise" in text.replace("four", "4")
     assert f"never closer than {MATCH_FLOOR:g} of its length".replace("e-05", "e-5") in text
+
+
+def test_short_vectors_move_relative_to_their_own_length():
+    # Found (mutation, server_watch.py:68 `scale > 0` -> `> 1`): vectors shorter than 1 are
+    # divided by their own length too.
+    a, b = np.array([[0.3, 0.4]]), np.array([[0.3, 0.45]])
+    assert moved(a / 10, b / 10) == pytest.approx(moved(a, b))
+
+
+def test_a_piece_starts_at_the_first_whole_word_and_a_one_word_book_still_gives_text():
+    # Found (mutation, server_watch.py:90-92): a book shorter than the piece is read from
+    # its start (its first word cut, as a word the start may split), and a book of one
+    # word gives that word, never an empty text.
+    letters = " ".join("abcdefghijklmnopqrstuvwxyz")
+    short = Corpus("short", (Book("s", letters, "s", "3"),))
+    for seed in range(20):
+        assert {i.text.split()[0] for i in check_inputs(Served(), short, seed)} == {"b"}, seed
+    one = Corpus("one", (Book("o", "lighthouse", "o", "4"),))
+    assert [i.text for i in check_inputs(Served(), one, 1)] == ["lighthouse"] * CHECK_TEXTS
+    assert [i.tokens for i in check_inputs(Served(window=1), CORPUS, 1)] == [1] * CHECK_TEXTS
+
+
+def test_an_answer_of_another_row_count_is_refused():
+    # Found (mutation, server_watch.py:54 drop clause 1 of Or): rows for every input.
+    model = Served()
+    model.answer = lambda inputs: np.zeros((len(inputs) + 1, 8))  # type: ignore[method-assign]
+    with pytest.raises(EmbedderError, match="unusable vectors"):
+        answer_alone(model, inputs_of(["one"]))
+
+
+def test_a_check_is_due_the_moment_its_seconds_are_up(monkeypatch):
+    # Found (mutation, server_watch.py:150 `>=` -> `>`): at exactly the interval, it is due.
+    monkeypatch.setattr("pytest_niah.embed.server_watch.time.monotonic", lambda: 100.0)
+    assert watch_of(Served(), every=10, seconds=0.0).due()
+
+
+def test_a_batch_that_moved_exactly_the_tolerance_still_matches():
+    # Found (mutation, server_watch.py:162 `>` -> `>=`): the tolerance is inclusive, as the
+    # fingerprint's match (`<=`) is.
+    model = Served()
+    model.answer = lambda inputs: np.array([[0.0, 0.75]])  # type: ignore[method-assign]
+    batch = CheckedBatch("the batch", tuple(inputs_of(["one"])), np.array([[0.0, 1.0]]), 0.0625)
+    watch = ServerWatch(model, (batch,), lambda: 0)
+    assert watch.limit == 0.25
+    watch.check("now")  # moved 0.25 of its length: within 4 x 0.0625
+    assert watch.checks == 1
+
+
+def test_each_run_draws_a_fresh_32_bit_seed():
+    # Found (mutation, server_watch.py:200): a seed of 32 bits, fresh each time.
+    from pytest_niah.embed.server_watch import run_seed
+
+    seeds = [run_seed() for _ in range(200)]
+    assert all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds)
+    assert len(set(seeds)) > 190 and max(seeds) >= 2**31
