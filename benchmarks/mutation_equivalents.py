@@ -18,6 +18,40 @@ _DURABLE = (
     "power cut or a kernel crash right after the write could show a difference"
 )
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (
+        "embed/server_watch.py",
+        "distance = np.linalg.norm(a - b, axis=1) / np.where(scale > 0, scale, 1.0)",
+        "1.0 -> 2.0",
+    ): "the stand-in divisor is used only where both rows have length 0: their distance is 0",
+    (
+        "embed/server_watch.py",
+        "_since: tuple[int, float] = field(default=(0, 0.0), init=False)",
+        "0 -> 1",
+    ): ("__post_init__ sets _since before anything reads it: its default is never read"),
+    (
+        "embed/server_watch.py",
+        "_since: tuple[int, float] = field(default=(0, 0.0), init=False)",
+        "0.0 -> 1.0",
+    ): ("__post_init__ sets _since before anything reads it: its default is never read"),
+    (
+        "embed/server_watch.py",
+        "_since: tuple[int, float] = field(default=(0, 0.0), init=False)",
+        "False -> True",
+    ): ("no caller passes _since (a seventh field, after checks), and __post_init__ sets it"),
+    (
+        "embed/server_watch.py",
+        "for encoding, text in zip(encodings, texts, strict=True)",
+        "True -> False",
+    ): "the encodings are of these texts, one each: the two lists always have one length",
+    (
+        "embed/server_watch.py",
+        "_CHARS = 600  # characters of a book taken before the cut to CHECK_TOKENS",
+        "600 -> 601",
+    ): (
+        "a piece is cut to 48 tokens after it is taken; 600 or 601 characters both hold more "
+        "than 48 words' tokens of a book, and the start drawn differs by at most a character "
+        "only in a book shorter than the piece, which the whole-word cut absorbs"
+    ),
     ("embed/window_probe.py", "batch_size: int = 8,", "8 -> 9"): (
         "the probe submits at most 4 texts before each finish() (the two ends, then one pair "
         "per bisection step), so a batch of 8 or of 9 texts holds the same texts: one batch "
@@ -75,11 +109,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the cosine of a zero vector is only compared with -0.5 (a flip): 1.0 and 2.0 both "
         "say no flip"
     ),
-    (
-        "embed/server_fingerprint.py",
-        "moved = np.linalg.norm(a - b, axis=1) / np.where(scale > 0, scale, 1.0)",
-        "1.0 -> 2.0",
-    ): "the stand-in divisor is used only where both rows are zero, and their 0 apart stays 0",
     ("measure/scoring.py", "if not texts:", "delete if"): (
         "unreachable: a plan with questions always has needles (see the next entry); and "
         "without the shortcut, no needle scores to the same empty dicts"

@@ -191,6 +191,14 @@ TARGETS: dict[str, list[str]] = {
         "tests/embed/test_server_fingerprint_rules.py",
         f"{SERVED}::test_fingerprints_match_within_the_measured_spread_and_are_kept_per_endpoint",
     ],
+    # a served model checked during its run: the same batches alone, at same-batch noise
+    "embed/server_watch.py": ["tests/embed/test_server_watch_rules.py"],
+    # what a server reports about itself (/models, /info): its identity and window
+    "embed/server_report.py": [
+        "tests/embed/test_served_changes.py::test_what_the_server_reports_about_itself_is_its_identity",
+        "tests/embed/test_remote.py::test_the_servers_max_model_len_is_the_window_and_caps_the_users",
+        "tests/embed/test_remote.py::test_identity_is_endpoint_model_server_report_tokenizer_and_settings",
+    ],
     # a static model folder read once per process: what a later load may share, and when a
     # folder counts as the same
     "embed/static_memo.py": ["tests/embed/test_static_memo.py"],

@@ -234,6 +234,8 @@ class ConsoleProgress:
                 self._bar.close()
                 self._bar = None
                 self._said = time.perf_counter()
+                if note:  # the bar showed the counts; what the phase did still gets its line
+                    self._say(f"pytest-niah: {self._phase}: {note}")
             else:
                 rate = (
                     f", {self._tokens / max(seconds, 1e-9):,.0f} tokens/s" if self._tokens else ""

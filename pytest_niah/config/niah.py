@@ -178,6 +178,11 @@ def _short(text: str, keep: int = 40) -> str:
     return text if len(text) <= keep else text[:keep] + "..."
 
 
+# How a served model is reached, never what it answers: no cache or results key holds them,
+# so the same run with another timeout reuses its results.
+TRANSPORT = frozenset({"remote_concurrency", "remote_timeout", "api_key_env"})
+
+
 @dataclass(frozen=True)
 class NiahConfig:
     """Everything that determines one experiment; the same config gives the same results.
@@ -253,6 +258,10 @@ class NiahConfig:
         loaded: dict[str, Any] = json.loads(json.dumps(data, sort_keys=True))
         return loaded
 
+    def key_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` without the transport options (:data:`TRANSPORT`): what keys results."""
+        return {k: v for k, v in self.to_dict().items() if k not in TRANSPORT}
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NiahConfig:
         """Rebuild from :meth:`to_dict` output; unknown keys are an error."""
@@ -272,5 +281,5 @@ class NiahConfig:
         return dataclasses.replace(self, **changes)
 
     def fingerprint(self) -> str:
-        """Short sha256 of the canonical config: names the shared results file."""
-        return digest(self.to_dict())[:16]
+        """Short sha256 of the canonical config, transport aside: names the shared results file."""
+        return digest(self.key_dict())[:16]

@@ -11,7 +11,9 @@ text-embedding-3-small) brings its tokenizer and window.
 
 The window (the server's limit, special tokens included, like sentence-transformers'
 ``max_seq_length`` and vLLM's ``max_model_len``) is ``--niah-max-seq-length`` if given, else
-what the server reports (``max_model_len`` in ``GET /models``, as vLLM does), else the
+what the server reports (``max_model_len`` in ``GET /models``, as vLLM does, else
+``max_input_length`` in text-embeddings-inference's ``/info``:
+:mod:`pytest_niah.embed.server_report`), else the
 ``max_seq_length`` of ``sentence_bert_config.json`` beside the tokenizer; else the run is
 refused. Every input is cut to the window minus the tokenizer's special tokens and the prompt,
 so the server reads exactly what a local sentence-transformers model would.
@@ -46,8 +48,10 @@ from pytest_niah.embed.protocol import Windows
 from pytest_niah.embed.remote_address import api_key, parse_remote
 from pytest_niah.embed.remote_http import EXCERPT_CHARS, EmbeddingsClient
 from pytest_niah.embed.remote_presets import is_tiktoken, remote_preset, served_tokenizer
-from pytest_niah.embed.remote_response import STABLE_FIELDS, response_vectors
+from pytest_niah.embed.remote_response import response_vectors
 from pytest_niah.embed.server_fingerprint import ServerFingerprint
+from pytest_niah.embed.server_report import ServerReport
+from pytest_niah.embed.server_watch import EVERY_REQUESTS, EVERY_SECONDS
 from pytest_niah.embed.tiktoken_tokenizer import TiktokenTokenizer, load_tiktoken
 from pytest_niah.errors import ConfigError
 from pytest_niah.haystacks.plan import QUERY, ModelInput
@@ -79,6 +83,8 @@ class RemoteEmbedder:
 
     reads_text = True
     fits_on_documents = False
+    # How often the run checks that the server did not change (embed.server_watch).
+    check_every, check_seconds = EVERY_REQUESTS, EVERY_SECONDS
 
     def __init__(
         self,
@@ -133,6 +139,7 @@ class RemoteEmbedder:
             backoff=self.backoff,
             known_window=lambda: self._window[0] if "_window" in self.__dict__ else None,
         )
+        self._report = ServerReport(self._client, self.remote.model)
 
     def __repr__(self) -> str:
         return f"RemoteEmbedder({self.name!r})"
@@ -145,31 +152,17 @@ class RemoteEmbedder:
         return f"model {self.remote.model!r} at {self.remote.endpoint}"
 
     @cached_property
-    def _listing(self) -> Mapping[str, Any] | None:
-        """The server's ``GET /models`` entry for the model, or ``None`` if it lists none."""
-        body = self._client.call("GET", "models", None, optional=True)
-        if body is None:
-            return None
-        data = body.get("data") if isinstance(body, Mapping) else None
-        entries = [e for e in data if isinstance(e, Mapping)] if isinstance(data, list) else []
-        self._client.served = [self._client.redact(str(e.get("id"))) for e in entries]
-        return next((e for e in entries if e.get("id") == self.remote.model), None)
-
-    @cached_property
     def _server_model(self) -> dict[str, Any]:
         """What the server says it serves: its ``/models`` entry, else an embedding's ``model``."""
-        entry = self._listing
-        if entry is not None:
-            reported = {k: entry[k] for k in STABLE_FIELDS if k in entry}
-        else:
+        reported = self._report.listed()
+        if reported is None:
             body = self._client.call(
                 "POST", "embeddings", {"model": self.remote.model, "input": ["niah"]}
             )
             self._rows(body, 1)
             model = body.get("model") if isinstance(body, Mapping) else None
-            reported = {"id": model if isinstance(model, str) else None}
-        # A server that echoes the key into what it reports must not put it in the identity.
-        return {k: self._client.redact(v) if isinstance(v, str) else v for k, v in reported.items()}
+            reported = {"id": self._client.redact(model) if isinstance(model, str) else None}
+        return reported
 
     @property
     def identity(self) -> ModelIdentity:
@@ -198,6 +191,7 @@ class RemoteEmbedder:
             "endpoint": self.remote.endpoint,
             "model": self.remote.model,
             "server_model": self._server_model,
+            "server_info": self._report.info,  # text-embeddings-inference's /info
             "tokenizer": self.tokenizer.identity,
             "weights": "cannot be hashed (remote)",
         }
@@ -234,18 +228,17 @@ class RemoteEmbedder:
 
     @cached_property
     def _window(self) -> tuple[int, str]:
-        served = self._listing.get("max_model_len") if self._listing is not None else None
-        limit = served if isinstance(served, int) and served > 0 else None
+        reported = self._report.window()
         if self.requested_window is not None:
-            if limit is not None and self.requested_window > limit:
+            if reported is not None and self.requested_window > reported[0]:
                 raise ConfigError(
                     f"--niah-max-seq-length={self.requested_window} is more than {self.what} "
-                    f"reads (the server reports max_model_len {limit})",
-                    f"give at most {limit}",
+                    f"reads (the server reports {reported[1]} {reported[0]})",
+                    f"give at most {reported[0]}",
                 )
             return self.requested_window, "--niah-max-seq-length"
-        if limit is not None:
-            return limit, "the server's max_model_len"
+        if reported is not None:
+            return reported[0], f"the server's {reported[1]}"
         if self.preset is not None:
             return self.preset.max_seq_length, f"the {self.remote.model} preset"
         if self.tokenizer_path is None:
@@ -262,7 +255,8 @@ class RemoteEmbedder:
     def _no_window(self) -> ConfigError:
         return ConfigError(
             f"pytest-niah cannot tell how many tokens {self.what} reads: the server reports no "
-            "max_model_len and the tokenizer has no sentence_bert_config.json beside it",
+            "max_model_len or max_input_length and the tokenizer has no "
+            "sentence_bert_config.json beside it",
             "give the server's input limit, special tokens included, as --niah-max-seq-length=N",
         )
 
@@ -320,6 +314,11 @@ class RemoteEmbedder:
         finally:
             for future in futures:
                 future.cancel()
+
+    def answer(self, inputs: Sequence[ModelInput]) -> np.ndarray:
+        """Embed inputs of one kind in one request of their own (the server checks')."""
+        prompt = self.query_prompt if inputs[0].kind == QUERY else self.doc_prompt
+        return self._embed([prompt + item.text for item in inputs])
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         started = time.perf_counter()

@@ -113,8 +113,13 @@ class EmbeddingsClient:
         self.stopped.set()
 
     def call(self, method: str, route: str, payload: Any, *, optional: bool = False) -> Any:
-        """Send one request, retried; the parsed JSON (``None``: an optional route is absent)."""
-        url, shown = self.remote.url(route), self.remote.shown(route)
+        """Send one request, retried; the parsed JSON (``None``: an optional route is absent).
+
+        ``route`` is under the API root (``embeddings``), or a whole URL (the root's ``/info``).
+        """
+        url = route if "://" in route else self.remote.url(route)
+        # A whole URL (the root's /info) carries the query too: shown without it.
+        shown = route.partition("?")[0] if "://" in route else self.remote.shown(route)
         data = None if payload is None else json.dumps(payload).encode()
         last = ""
         for attempt in range(self.retries + 1):

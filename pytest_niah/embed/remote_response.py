@@ -14,8 +14,20 @@ import numpy as np
 from pytest_niah.errors import EmbedderError
 
 # Fields of a GET /models entry that name what is served and stay put between calls
-# ("created" does not: vLLM stamps it with the time of the request).
-STABLE_FIELDS = ("id", "root", "parent", "max_model_len", "revision", "version", "digest")
+# ("created" does not: vLLM stamps it with the time of the request; nor infinity's "stats").
+# infinity reports its "backend" and "capabilities"; a server naming its "dtype" is heard.
+STABLE_FIELDS = (
+    "id",
+    "root",
+    "parent",
+    "max_model_len",
+    "revision",
+    "version",
+    "digest",
+    "backend",
+    "capabilities",
+    "dtype",
+)
 
 
 def response_vectors(body: Any, expected: int, bad: Callable[..., EmbedderError]) -> np.ndarray:

@@ -10,6 +10,9 @@ back at once, so an interrupted run keeps what it finished.
 Inputs read as token vectors (``--niah-scoring=maxsim``) go to the model only, never to the
 cache (a haystack's token vectors are as many as its tokens), and are kept apart from the
 one-vector rows: :attr:`VectorTable.multi`.
+
+A served model is watched (:mod:`~pytest_niah.embed.server_watch`): its checks run between
+batches, and what it embeds reaches the cache only once a later check has passed.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +31,9 @@ from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.vector_table import VectorTable, is_sparse
 from pytest_niah.errors import EmbedderError, EmbeddingError, NiahError
 from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, base_kind, is_multi
+
+if TYPE_CHECKING:
+    from pytest_niah.embed.server_watch import ServerWatch
 
 
 @dataclass
@@ -60,6 +66,8 @@ class Encoder:
         dim: The model's dimension where an earlier encoder of the run learned it (the
             window probe's): a model that changes it between the two is stopped.
         stats: Counts to go on from (the window probe's), else fresh ones.
+        watch: A served model's checks: run when due and at :meth:`finish`; vectors are
+            written to the cache only after a check has passed.
     """
 
     def __init__(
@@ -71,8 +79,12 @@ class Encoder:
         batch_size: int,
         dim: int | None = None,
         stats: EmbeddingStats | None = None,
+        watch: ServerWatch | None = None,
     ) -> None:
         self.embedder = embedder
+        self.watch = watch
+        # (space, keys, rows) embedded since the last check passed: not in the cache yet.
+        self._unchecked: list[tuple[str, list[str], np.ndarray]] = []
         self.store = None if embedder.fits_on_documents else store
         self.budget = budget
         self.batch_size = batch_size
@@ -121,7 +133,19 @@ class Encoder:
                 if part:
                     self._encode(part)
             self._held = []
+        if self.watch is not None:
+            self.checkpoint("at the end of the run")
         return self.table
+
+    def checkpoint(self, when: str) -> None:
+        """Check the server (:class:`ServerWatch`); then write what it embedded before."""
+        if self.watch is None:
+            return
+        self.watch.check(when)
+        unchecked, self._unchecked = self._unchecked, []
+        if self.store is not None:
+            for space, keys, rows in unchecked:
+                self.store.put_many(space, keys, rows)
 
     def _size(self, tokens: int) -> int:
         return batch_texts(self.budget, self.batch_size, tokens)
@@ -202,13 +226,16 @@ class Encoder:
     def _encode(self, items: list[ModelInput]) -> None:
         if is_multi(items[0].kind) and not getattr(self.embedder, "multi_vector", False):
             raise no_token_vectors(self.embedder.name)
+        if self.watch is not None and self.watch.due():
+            self.checkpoint(f"after {self.watch.requests():,} requests")
         started = time.perf_counter()
         try:
             rows = self.embedder.encode(items)
         except NiahError:
             raise
         except Exception as exc:  # the model's own code failed: one stop that names it
-            raise _encode_failure(self.embedder.name, items, exc, self.store is not None) from exc
+            cached = self.store is not None and self.watch is None  # else: only checked ones
+            raise _encode_failure(self.embedder.name, items, exc, cached) from exc
         spent = time.perf_counter() - started
         self.stats.seconds += spent
         self._share(items, spent)
@@ -228,8 +255,11 @@ class Encoder:
                     f"after {self._dim}-dimensional ones",
                     "check --niah-encode-kwargs (truncate_dim) and the model's code",
                 )
-            if self.store is not None:
-                self.store.put_many(f"{self._space}:{items[0].kind}", [i.key for i in items], rows)
+            space, keys = f"{self._space}:{items[0].kind}", [i.key for i in items]
+            if self.watch is not None:
+                self._unchecked.append((space, keys, rows))
+            elif self.store is not None:
+                self.store.put_many(space, keys, rows)
         keys = [i.key for i in items]
         self.table.add(keys, rows)
         tokens = sum(i.tokens for i in items)

@@ -1,19 +1,26 @@
 """A served model's fingerprint: what its answers are this run, part of its identity.
 
 A server's weights cannot be hashed, and its name and address stay the same when another
-model is started behind them (a window of 128 tokens where there was one of 256). So every
-run, reused results included, measures the server before trusting a cache: its noise
+model is started behind them (a window of 128 tokens where there was one of 256, a
+bfloat16 deployment where there was a float32 one). So every run, reused results included,
+measures the server before trusting a cache: its noise
 (:mod:`~pytest_niah.embed.server_noise`), what it reads (the window probe, sent past the
-cache) and the vectors of a few fixed texts. That fingerprint joins the identity, which keys
-the embedding cache and the results cache: a changed server reuses nothing and mixes
-nothing, and a reused result's measured window is the one this run measured.
+cache) and the vectors of a few fixed texts sent as one batch of their own, twice. That
+fingerprint joins the identity, which keys the embedding cache and the results cache: a
+changed server reuses nothing and mixes nothing, and a reused result's measured window is
+the one this run measured. (What the server reports about itself -- its ``/models`` entry,
+text-embeddings-inference's ``/info`` -- is part of the identity already:
+:mod:`~pytest_niah.embed.server_report`.)
 
 The identity cannot hash the vectors themselves: a server that is not bit-deterministic
-(GPU kernels, bfloat16 rounding that depends on batch-mates) would never hit its own cache.
-Instead the cache folder keeps the fingerprints seen for each endpoint; a new one that
-matches a kept one (the same reading over the tokens both probes looked at, every fixed
-vector within a few times the larger of the two measured spreads) takes that one's key, else
-it is kept as a new one. The inputs are cut to this run's measured window before they are
+(GPU kernels that sum in another order) would never hit its own cache. Instead the cache
+folder keeps the fingerprints seen for each endpoint; a new one that matches a kept one
+takes that one's key, else it is kept as a new one. They match with the same reading over
+the tokens both probes looked at, and every fixed vector within a few times the larger of
+the two same-batch repeat noises (:func:`~pytest_niah.embed.server_watch.tolerance`): the
+fixed batch is always sent alone, so batch-mates (which move a bfloat16 server's vectors by
+as much as the dtype does) never widen the tolerance, and a deterministic server matches
+only to float32 noise. The inputs are cut to this run's measured window before they are
 keyed, so the vectors a run reads from the cache are of the tokens it saw the server read.
 Without a cache the key is the fingerprint's own hash: nothing is reused anyway.
 """
@@ -30,15 +37,22 @@ import numpy as np
 from pytest_niah.digest import digest
 from pytest_niah.embed.identity import ModelIdentity
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.embed.server_noise import ServerNoise
+from pytest_niah.embed.server_noise import fixed_inputs
+from pytest_niah.embed.server_watch import (
+    EVERY_REQUESTS,
+    EVERY_SECONDS,
+    CheckedBatch,
+    ServerWatch,
+    check_inputs,
+    moved,
+    tolerance,
+    watch_batch,
+)
 from pytest_niah.embed.window_probe import WindowMeasurement
 from pytest_niah.files import write_atomic
+from pytest_niah.inputs.books import Corpus
 
 REGISTRY_FOLDER = "servers"
-# Fixed vectors match within this many times the larger measured spread...
-MATCH_MARGIN = 4.0
-# ...and never closer than float32 noise (a deterministic server repeats bit for bit).
-MATCH_FLOOR = 1e-5
 _LOCK_SECONDS = 60.0
 
 
@@ -73,22 +87,22 @@ class ServerFingerprint:
         window: The window probe's measured window (``None``: none or not measured).
         probed: Tokens of each probe text.
         note: The probe's note (says which of the ``None`` cases it was).
-        spread: How far the same text moved, relative to its length.
-        vectors: The fixed texts' vectors.
+        repeat: How far the fixed batch moved when sent alone again, relative to length.
+        vectors: The fixed texts' vectors, sent as one batch of their own.
     """
 
     window: int | None
     probed: int
     note: str
-    spread: float
+    repeat: float
     vectors: tuple[tuple[float, ...], ...]
 
     @classmethod
-    def of(cls, measured: WindowMeasurement, noise: ServerNoise) -> ServerFingerprint:
-        """The fingerprint of one run's probe and noise measurement."""
-        rows = np.asarray(noise.vectors, dtype=np.float32)
+    def of(cls, measured: WindowMeasurement, fixed: CheckedBatch) -> ServerFingerprint:
+        """The fingerprint of one run's probe and its fixed batch, sent alone twice."""
+        rows = np.asarray(fixed.vectors, dtype=np.float32)
         vectors = tuple(tuple(float(x) for x in row) for row in rows)
-        return cls(measured.window, measured.probed, measured.note, noise.spread, vectors)
+        return cls(measured.window, measured.probed, measured.note, fixed.repeat, vectors)
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerFingerprint | None:
@@ -98,7 +112,7 @@ class ServerFingerprint:
                 None if data["window"] is None else int(data["window"]),
                 int(data["probed"]),
                 str(data["note"]),
-                float(data["spread"]),
+                float(data["repeat"]),
                 tuple(tuple(float(x) for x in row) for row in data["vectors"]),
             )
         except (KeyError, TypeError, ValueError):
@@ -114,7 +128,7 @@ class ServerFingerprint:
         return min(tokens, self.window) if self.window is not None else tokens
 
     def matches(self, other: ServerFingerprint) -> bool:
-        """The same reading and every fixed vector within the servers' measured noise.
+        """The same reading and every fixed vector within the same-batch repeat noise.
 
         Two probes of other lengths (another grid) agree where they both looked: a longer
         grid on the same server reuses the shorter one's vectors.
@@ -127,12 +141,31 @@ class ServerFingerprint:
             if self.reads(both) != other.reads(both):
                 return False
         a, b = np.asarray(self.vectors), np.asarray(other.vectors)
-        if a.shape != b.shape:
-            return False
-        scale = np.maximum(np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1))
-        moved = np.linalg.norm(a - b, axis=1) / np.where(scale > 0, scale, 1.0)
-        tolerance = max(MATCH_FLOOR, MATCH_MARGIN * max(self.spread, other.spread))
-        return bool((moved <= tolerance).all())
+        return moved(a, b) <= tolerance(self.repeat, other.repeat)
+
+
+FIXED_BATCH = "the fixed fingerprint texts"
+DRAWN_BATCH = "the check texts drawn for this run"
+
+
+def start_watch(embedder: Served, corpus: Corpus, seed: int) -> ServerWatch:
+    """The checks of a served model during its run: its fixed batch, and texts drawn now.
+
+    The fixed batch's reference is this run's fingerprint; the drawn texts (``seed``) are
+    sent alone twice now, for their answer and their repeat noise. The intervals are the
+    embedder's ``check_every`` (requests) and ``check_seconds`` where it has them.
+    """
+    pinned = embedder.fingerprint
+    if pinned is None:
+        raise ValueError("the server's answers are pinned before its run is watched")
+    vectors = np.asarray(pinned.vectors, dtype=np.float64)
+    fixed = CheckedBatch(FIXED_BATCH, tuple(fixed_inputs(embedder)), vectors, pinned.repeat)
+    drawn = check_inputs(embedder, corpus, seed)
+    batches = (fixed, watch_batch(embedder, DRAWN_BATCH, drawn)) if drawn else (fixed,)
+    requests = getattr(embedder, "request_seconds", ())
+    every = getattr(embedder, "check_every", EVERY_REQUESTS)
+    seconds = getattr(embedder, "check_seconds", EVERY_SECONDS)
+    return ServerWatch(embedder, batches, lambda: len(requests), every, seconds)
 
 
 def answers_key(fingerprint: ServerFingerprint, space: str, folder: Path | None) -> str:

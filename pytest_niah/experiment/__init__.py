@@ -21,7 +21,8 @@ from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.runner import Encoder
-from pytest_niah.embed.server_fingerprint import is_served
+from pytest_niah.embed.server_fingerprint import is_served, start_watch
+from pytest_niah.embed.server_watch import run_seed
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.vector_table import VectorTable
 from pytest_niah.embed.window_probe import WindowMeasurement
@@ -42,7 +43,7 @@ from pytest_niah.experiment.planning import (
     start_planning,
 )
 from pytest_niah.experiment.results_cache import cached_results, keep_results, results_key
-from pytest_niah.experiment.run_report import RunReport
+from pytest_niah.experiment.run_report import RunReport, identity_checked
 from pytest_niah.experiment.speed import speed_record
 from pytest_niah.haystacks.plan import ModelInput, Plan
 from pytest_niah.progress import ConsoleProgress, NoProgress, Progress
@@ -123,8 +124,9 @@ def run_experiment(
             speed=speed,
         )
         results = run.results()
-        if console is not None and run.report.reused:
-            console.begin(f"{config.model}: reused {run.report.cached_results}")
+        reused = run.report.reuse_line()
+        if console is not None and reused is not None:  # the embedding's end said the rest
+            console.begin(f"{config.model}: {reused}; {run.report.embedded_line()}")
         return results
     finally:
         if console is not None:
@@ -226,6 +228,9 @@ class Run:
             store = EmbeddingStore(self.cache.embeddings)
         probe = self.measured
         requests: list[float] = getattr(self.embedder, "request_seconds", [])
+        watch = None
+        if is_served(self.embedder):  # checked during the run: it must not change
+            watch = start_watch(self.embedder, self.inputs.corpus, run_seed())
         sent = len(requests)  # the window probe's requests are not the grid's
         try:
             encoder = Encoder(
@@ -236,6 +241,7 @@ class Run:
                 # One model, one dimension: the probe's vectors count as the run's.
                 dim=probe.dim if probe is not None else None,
                 stats=dataclasses.replace(probe.stats) if probe is not None else None,
+                watch=watch,
             )
             self.report.embedding = encoder.stats  # filled in as the encoder goes
             for batch in batches:
@@ -250,6 +256,8 @@ class Run:
             if store is not None:
                 store.close()
         self.report.notes.extend(getattr(self.embedder, "notes", []))
+        if watch is not None:
+            self.report.notes.append(watch.summary())
         return vectors
 
     def results(self) -> NiahResults:
@@ -263,6 +271,8 @@ class Run:
             cached = cached_results(results_file, config, embedder.identity.digest)
             if cached is not None:
                 self.report.reused, self.report.cached_results = True, results_file
+                self.report.checked = identity_checked(embedder.identity)
+                self.report.embedding = dataclasses.replace(self.report.probe)  # its checks
                 return cached if self.record_speed else cached.without_speed()
         results = self._embed_and_measure()
         if results_file is not None:

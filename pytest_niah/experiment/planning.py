@@ -19,8 +19,14 @@ from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.config.vocabulary import MAXSIM
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.embed.server_fingerprint import ServerFingerprint, answers_key, is_served
-from pytest_niah.embed.server_noise import measure_noise
+from pytest_niah.embed.server_fingerprint import (
+    FIXED_BATCH,
+    ServerFingerprint,
+    answers_key,
+    is_served,
+)
+from pytest_niah.embed.server_noise import fixed_inputs, measure_noise
+from pytest_niah.embed.server_watch import watch_batch
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.window_probe import WindowMeasurement, measure_window
 from pytest_niah.haystacks.audit import check_onehop_tokens
@@ -116,7 +122,8 @@ def probe_window(
     The probe's texts are batched as the run's (``token_budget``: the run's, else the
     config's) and go through the embedding cache when the policy has one. A served model's
     go to the server every run, after its noise is measured (a server whose answers ignore
-    the text is refused), and pin its answers into its identity
+    the text is refused), and pin its answers -- the window and the fixed texts sent as a
+    batch of their own, twice -- into its identity
     (:mod:`~pytest_niah.embed.server_fingerprint`) before any cache is read.
     """
     tokens = config.token_budget if token_budget is None else token_budget
@@ -136,7 +143,8 @@ def probe_window(
         noise = measure_noise(embedder)
         measured = measure(None, noise.pair)
         space = embedder.served_identity.digest
-        fingerprint = ServerFingerprint.of(measured, noise)
+        fixed = watch_batch(embedder, FIXED_BATCH, fixed_inputs(embedder))
+        fingerprint = ServerFingerprint.of(measured, fixed)
         embedder.pin_answers(answers_key(fingerprint, space, cache.work), fingerprint)
         return measured
     store = None

@@ -7,6 +7,7 @@ damaged, are computed again and replaced.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def results_key(config: NiahConfig, embedder: Embedder, inputs: Inputs) -> str:
     identity = {
         "schema": RESULTS_SCHEMA_VERSION,
         "window_probe": WINDOW_PROBE_VERSION,  # results before the probe are not reused
-        "config": config.to_dict(),
+        "config": config.key_dict(),  # transport options (a timeout) change no result
         "model": embedder.identity.digest,
         "corpus": inputs.corpus.fingerprint(),
         "needles": inputs.needle_set.fingerprint(),
@@ -45,9 +46,9 @@ def cached_results(path: Path, config: NiahConfig, model: str) -> NiahResults | 
         cached = NiahResults.load(path)
     except (NiahError, OSError):
         return None  # damaged or unreadable: compute again and replace it
-    if cached.config.to_dict() != config.to_dict() or cached.model.fingerprint != model:
+    if cached.config.key_dict() != config.key_dict() or cached.model.fingerprint != model:
         return None  # another run's results copied or left under this key: not this run's
-    return cached
+    return dataclasses.replace(cached, config=config)  # this run's transport options
 
 
 def keep_results(results: NiahResults, results_file: Path) -> None:

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from pytest_niah.embed.identity import ModelIdentity
 from pytest_niah.embed.runner import EmbeddingStats
 from pytest_niah.files import write_atomic
 
@@ -26,6 +27,7 @@ class RunReport:
             intervals) and ``total``.
         cache: The cache root the run used, or ``None`` when it used no cache.
         from_shards: The folder of part files the results were measured from, or ``None``.
+        checked: What matched for reused results to be this run's (the model's part).
     """
 
     reused: bool = False
@@ -36,6 +38,25 @@ class RunReport:
     seconds: dict[str, float] = field(default_factory=dict)
     cache: Path | None = None
     from_shards: Path | None = None
+    checked: str = ""
+
+    def reuse_line(self) -> str | None:
+        """One line for reused results: where from, and what was checked (else ``None``)."""
+        if not self.reused:
+            return None
+        model = self.checked or "the model's identity"
+        return (
+            f"results reused from an identical earlier run ({self.cached_results}): checked "
+            f"{model}, the options (transport options aside), the data and package versions"
+        )
+
+    def embedded_line(self) -> str:
+        """What the run embedded and read from the cache, in one line: every run ends with it."""
+        stats, where = self.embedding, f" (cache {self.cache})" if self.cache is not None else ""
+        line = f"{stats.embedded:,} texts embedded, {stats.read:,} read from the cache{where}"
+        if stats.dropped:
+            line += f"; {stats.dropped} unusable cache rows embedded again"
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values (paths as text, ``None`` kept)."""
@@ -70,6 +91,7 @@ class RunReport:
             seconds={str(k): float(v) for k, v in (data.get("seconds") or {}).items()},
             cache=path("cache"),
             from_shards=path("from_shards"),
+            checked=str(data.get("checked") or ""),
         )
 
     def save(self, path: Path) -> Path:
@@ -84,3 +106,19 @@ class RunReport:
             return cls.from_dict(data) if isinstance(data, dict) else None
         except (OSError, ValueError, TypeError, AttributeError):
             return None
+
+
+def identity_checked(identity: ModelIdentity) -> str:
+    """What a model's identity was checked by this run, in words (for :attr:`RunReport.checked`)."""
+    source = identity.parts.get("source", {})
+    kind = source.get("kind")
+    if kind == "remote":
+        return (
+            "the server (what it reports about itself, and its answers this run: its window "
+            "and the fixed texts, matching the fingerprint kept for it)"
+        )
+    if kind == "files":
+        return f"the sha256 of the model's {len(source.get('files', {})):,} files"
+    if kind == "hub":
+        return f"the model's hub revision {str(source.get('revision', ''))[:12]}"
+    return "the model's identity"

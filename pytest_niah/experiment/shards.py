@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_niah.config.niah import NiahConfig
+from pytest_niah.config.niah import TRANSPORT, NiahConfig
 from pytest_niah.embed.batching import Batch, BatchShares, batch_texts, form_batches
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.server_fingerprint import ServerFingerprint, is_served
@@ -245,7 +245,8 @@ def _vector_table(parts: Sequence[Part], plan_keys: Sequence[str]) -> VectorTabl
 def _check_config(config: NiahConfig, part: Part) -> None:
     theirs = part.manifest["config"]
     ours = config.to_dict()
-    differing = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+    keys = (ours.keys() | theirs.keys()) - TRANSPORT  # a gate job's timeout is its own
+    differing = sorted(k for k in keys if ours.get(k) != theirs.get(k))
     if differing:
         listed = "; ".join(
             f"{k}: {ours.get(k)!r} here, {theirs.get(k)!r} in the parts" for k in differing
@@ -257,8 +258,9 @@ def _check_config(config: NiahConfig, part: Part) -> None:
 
 
 def _what_differs(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
-    if a["config"] != b["config"]:
-        keys = sorted(k for k in a["config"] if a["config"].get(k) != b["config"].get(k))
+    either = (a["config"].keys() | b["config"].keys()) - TRANSPORT  # a timeout is per job
+    keys = sorted(k for k in either if a["config"].get(k) != b["config"].get(k))
+    if keys:
         return "config: " + ", ".join(keys)
     la, lb = a["layout"], b["layout"]
     ours, theirs = (ServerFingerprint.from_dict(m.get("server")) for m in (a, b))

@@ -72,22 +72,10 @@ def run_lines(report: RunReport) -> list[str]:
     lines = [f"note: {note}" for note in report.notes]
     if report.from_shards is not None:
         lines.append(f"measured from the shard parts in {report.from_shards}: nothing embedded")
-        return lines
-    if report.reused:
-        # A server is checked every run, reused results included: its probe texts were sent.
-        checked = report.probe.embedded
-        lines.append(
-            f"results reused from an identical earlier run ({report.cached_results}): "
-            + (f"the grid not embedded, {checked:,} texts sent to check the server" if checked
-               else "nothing embedded")
-        )  # fmt: skip
-        return lines
-    stats = report.embedding
-    where = f" (cache {report.cache})" if report.cache is not None else ""
-    lines.append(
-        f"{stats.embedded:,} texts embedded, {stats.read:,} read from the cache{where}"
-        + (f"; {stats.dropped} unusable cache rows embedded again" if stats.dropped else "")
-    )
+    reused = report.reuse_line()
+    if reused is not None:
+        lines.append(reused)
+    lines.append(report.embedded_line())  # every run ends with it, reused or not
     return lines
 
 

@@ -20,7 +20,11 @@ def measured_suffix(model: ModelInfo) -> str:
     if probe is None:
         return ""
     if probe.probed == 0:
-        return "" if probe.declared is None else " (declared; not measured)"
+        if probe.declared is None:
+            return ""
+        # Why, where the probe said: "not measured: the server is not deterministic".
+        why = probe.note.partition("not measured")[2].lstrip(": ")
+        return f" (declared; not measured: {why})" if why else " (declared; not measured)"
     measured = model.measured_window
     if measured is None:
         if model.max_tokens is None:

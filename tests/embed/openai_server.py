@@ -29,12 +29,18 @@ import dataclasses
 import hashlib
 import json
 import math
+import sys
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+if str(Path(__file__).parent) not in sys.path:  # loaded by its path (tests/plugin), or run
+    sys.path.append(str(Path(__file__).parent))
+from served_variants import other_model, rounded
 
 
 @dataclass
@@ -73,6 +79,15 @@ class Faults:
         batch_jitter: Move every vector by this fraction of its length in a direction set by
             the whole request's texts: the same request repeats exactly, other batch-mates
             move it (as bfloat16 rounding does with padding).
+        dtype: ``"bfloat16"`` or ``"float16"``: round every vector to that precision (a
+            deployment restarted with ``--dtype``); with ``batch_jitter`` of about 2e-3, a
+            bfloat16 deployment.
+        other_model_after: After this many embeddings requests, answer as another model of
+            the same dimension (the vectors turned by a fixed rotation).
+        spared: Texts the other model still answers as the first one (a server that
+            answers the fixed fingerprint texts from the real model only).
+        info: Answer ``GET /info`` with this object (text-embeddings-inference's route).
+        listed: Fields added to every ``GET /v1/models`` entry (infinity's ``backend``...).
     """
 
     rate_limit: int = 0
@@ -100,6 +115,11 @@ class Faults:
     random: bool = False
     flip_sign: bool = False
     batch_jitter: float = 0.0
+    dtype: str | None = None
+    other_model_after: int | None = None
+    spared: tuple[str, ...] = ()
+    info: dict[str, Any] | None = None
+    listed: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -201,14 +221,20 @@ class EmbeddingServer:
                 return True
             return False
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        """The model's vectors (one request at a time through the model)."""
+    def embed(self, texts: list[str], answered: int = 0) -> list[list[float]]:
+        """The model's vectors (one request at a time through the model).
+
+        ``answered``: the embeddings requests answered before this one.
+        """
         if self.faults.window is not None:
             texts = [self.cut(text, self.faults.window) for text in texts]
         with self.encode_lock:
             rows = self.model.encode(
                 texts, batch_size=max(len(texts), 1), convert_to_numpy=True, show_progress_bar=False
             )
+        after = self.faults.other_model_after
+        if after is not None and answered >= after:
+            rows = other_model(texts, rows, self.faults.spared)
         return [[float(x) for x in row] for row in self.disturb(texts, rows)]
 
     def disturb(self, texts: list[str], rows: Any) -> Any:
@@ -228,6 +254,8 @@ class EmbeddingServer:
             )
             direction *= faults.batch_jitter / np.linalg.norm(direction)
             rows = rows + np.linalg.norm(rows, axis=1, keepdims=True) * direction
+        if faults.dtype is not None:
+            rows = rounded(rows, faults.dtype)
         return rows
 
     def cut(self, text: str, tokens: int) -> str:
@@ -265,6 +293,9 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
             if server.faults.redirect is not None:
                 self._send(307, b"", {"Location": server.faults.redirect + self.path})
                 return
+            if self.path.rstrip("/") == "/info" and server.faults.info is not None:
+                self._json(200, server.faults.info)
+                return
             if self.path.rstrip("/") != "/v1/models" or not server.faults.models_route:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
                 return
@@ -278,6 +309,7 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
                 }
                 if server.faults.max_model_len is not None:
                     entry["max_model_len"] = server.faults.max_model_len
+                entry |= server.faults.listed
                 entries.append(entry)
             self._json(200, {"object": "list", "data": entries})
 
@@ -338,7 +370,7 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
                 server.stats.texts.extend(texts)
                 answered = server.stats.answered
                 server.stats.answered += 1
-            rows = server.embed(texts)
+            rows = server.embed(texts, answered)
             if faults.flip_sign and answered % 2 == 1:
                 rows = [[-x for x in row] for row in rows]
             if faults.wrong_dim_after is not None and answered >= faults.wrong_dim_after:

@@ -217,6 +217,7 @@ def test_identity_is_endpoint_model_server_report_tokenizer_and_settings(server,
         "endpoint": server.url,
         "model": "minilm",
         "server_model": {"id": "minilm"},  # not "created": vLLM stamps it per request
+        "server_info": None,  # no /info route (text-embeddings-inference's)
         "tokenizer": minilm_tokenizer.identity,
         "weights": "cannot be hashed (remote)",
     }
@@ -237,8 +238,9 @@ def test_a_redirect_to_another_origin_does_not_carry_the_key(server, st_model):
         server.faults.redirect = f"http://127.0.0.1:{elsewhere.port}"
         embedder = remote(server)
         assert embedder.identity.parts["source"]["server_model"] == {"id": "minilm"}
-        assert server.stats.listing_authorizations == [f"Bearer {SECRET}"]
-        assert elsewhere.stats.listing_authorizations == [""]
+        # GET /models and the root's /info (text-embeddings-inference's), both redirected.
+        assert server.stats.listing_authorizations == [f"Bearer {SECRET}"] * 2
+        assert elsewhere.stats.listing_authorizations == ["", ""]
     finally:
         elsewhere.stop()
 

@@ -46,19 +46,24 @@ def small(model: str, **changes: object) -> NiahConfig:
     )
 
 
-def test_a_reused_served_run_says_it_sent_the_servers_check_texts(server, tmp_path: Path):
+def test_a_reused_served_run_says_what_it_checked_and_what_it_sent(server, tmp_path: Path):
+    # Found (#43): a reused run's line ended there; every run now ends with what it
+    # embedded, and the reuse line says what was checked.
     config = small(server.model_name(), tokenizer="packaged-minilm", api_key_env=KEY_ENV)
     report = twice(config, tmp_path, lambda: remote(server, max_seq_length=256))
     assert report.reused
-    line = run_lines(report)[-1]
-    assert "results reused" in line and "nothing embedded" not in line
-    assert f"the grid not embedded, {report.probe.embedded:,} texts sent to check the server" in (
-        line
-    )
+    *_, line, last = run_lines(report)
+    assert line.startswith("results reused from an identical earlier run")
+    assert "checked the server (what it reports about itself, and its answers" in line
     assert report.probe.embedded > 0
+    assert last == (
+        f"{report.probe.embedded:,} texts embedded, 0 read from the cache (cache {tmp_path})"
+    )
 
 
 def test_a_reused_local_run_embeds_nothing(tmp_path: Path):
     report = twice(small("packaged-static"), tmp_path)
     assert report.reused
-    assert run_lines(report)[-1].endswith("nothing embedded")
+    *_, line, last = run_lines(report)
+    assert "checked the model's identity" in line or "checked the sha256 of the model's" in line
+    assert last == f"0 texts embedded, 0 read from the cache (cache {tmp_path})"

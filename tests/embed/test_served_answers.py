@@ -26,7 +26,8 @@ from pytest_niah.config.niah import NiahConfig
 from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.embed.remote import RemoteEmbedder
 from pytest_niah.embed.server_fingerprint import ServerFingerprint, answers_key
-from pytest_niah.embed.server_noise import REFUSED, ServerNoise, measure_noise
+from pytest_niah.embed.server_noise import REFUSED, measure_noise
+from pytest_niah.embed.server_watch import CheckedBatch
 from pytest_niah.embed.window_probe import NOT_DETERMINISTIC, WindowMeasurement
 from pytest_niah.errors import EmbedderError
 
@@ -234,8 +235,7 @@ def test_noise_from_a_server_of_float_noise_stays_below_the_refusal(server):
 
 def _fingerprint(vectors: np.ndarray, spread: float, window: int | None = 64) -> ServerFingerprint:
     measured = WindowMeasurement(510, window, 510, "note")
-    noise = ServerNoise(pair=spread, calls=spread, signal=1.0, vectors=vectors)
-    return ServerFingerprint.of(measured, noise)
+    return ServerFingerprint.of(measured, CheckedBatch("fixed", (), vectors, spread))
 
 
 def test_fingerprints_match_within_the_measured_spread_and_are_kept_per_endpoint(tmp_path):
