@@ -230,6 +230,25 @@ def verdict_word(what: str, value: float, target: float) -> str:
     return f"{what}: {value:.3f} (target <= {target}): {'MET' if value <= target else 'MISSED'}"
 
 
+def full_report(args: argparse.Namespace, results: dict[str, Any]) -> dict[str, Any]:
+    """What the JSON holds: the grid, the machine, the commit, every number and verdict."""
+    return {
+        "model": args.model,
+        "grid": grid_config(args).to_dict(),
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+        },
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+        ).stdout.strip(),
+        "results": results,
+        "ratios": ratios(results),
+        "verdicts": verdicts(results, args.device, args.model),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the measurements asked for and print their table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -272,21 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         log_line(f"step ({step}): {json.dumps(results[step], default=str)[:300]}")
     if "b" in results:
         results["token_space"] = token_space(args)
-    report = {
-        "model": args.model,
-        "grid": grid_config(args).to_dict(),
-        "machine": {
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-        },
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
-        ).stdout.strip(),
-        "results": results,
-        "ratios": ratios(results),
-        "verdicts": verdicts(results, args.device, args.model),
-    }
+    report = full_report(args, results)
     print("\n".join(report["verdicts"]))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -295,9 +295,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "vectors of size 0 are all finite (np.isfinite of nothing, .all(), is True): no "
         "refusal either way"
     ),
-    ("experiment/shards.py", "load = [0] * count", "0 -> 1"): (
-        "every share starts with the same load either way: the share with the fewest tokens "
-        "(ties: the lower) is the same for every input, so the shares are the same"
+    ("embed/batching.py", "self.load = [0] * count", "0 -> 1"): (
+        "every job starts with the same load either way: the job with the fewest tokens "
+        "(ties: the lower) is the same for every batch, so the deal is the same"
     ),
     (
         "experiment/shards.py",

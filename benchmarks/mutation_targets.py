@@ -125,10 +125,10 @@ TARGETS: dict[str, list[str]] = {
         *(
             f"tests/test_shards.py::{name}"
             for name in (
-                "test_shares_are_deterministic_and_balanced_by_tokens",
+                "test_batches_are_dealt_to_the_job_with_the_fewest_tokens_ties_to_the_lower",
                 "test_a_bad_shard_is_a_usage_error_naming_the_value",
                 "test_shard_parsing",
-                "test_each_input_is_embedded_by_exactly_one_job",
+                "test_each_input_is_embedded_by_exactly_one_job_in_whole_batches",
                 "test_a_missing_part_is_named",
                 "test_a_folder_without_parts_is_named",
                 "test_a_part_of_another_shard_count_is_named",
@@ -146,6 +146,11 @@ TARGETS: dict[str, list[str]] = {
                 "test_with_the_cache_a_shard_job_keeps_what_a_whole_run_keeps",
             )
         ),
+    ],
+    "embed/batching.py": [
+        "tests/test_shard_parts_rules.py",  # the deal's token weights
+        "tests/embed/test_batching_rules.py",
+        "tests/test_shards.py::test_batches_are_dealt_to_the_job_with_the_fewest_tokens_ties_to_the_lower",
     ],
     "experiment/shard_parts.py": [
         "tests/test_shard_parts_rules.py",  # one served run: all but the answers the same

@@ -32,6 +32,7 @@ from pytest_niah.experiment import (
     CachePolicy,
     Inputs,
     Layout,
+    Planning,
     Run,
     RunReport,
     block_count,
@@ -101,20 +102,7 @@ def run_shard(
             "run it without --niah-shard (it needs no GPU and little time)",
         )
     planning = run.plan()
-    size = functools.partial(batch_texts, budget(config, run.embedder), config.batch_size)
-    run.progress.start("building haystacks", block_count(config, run.inputs), "blocks")
-
-    def in_plan_order() -> Iterator[ModelInput]:
-        yield from planning.queries
-        for block in planning.blocks:
-            yield from block_inputs(planning, block)
-            run.progress.advance(1)
-
-    # Every job forms the whole run's batches, as an unsharded run does, and deals them out
-    # alike; each embeds the batches dealt to it, whole.
-    hands = BatchShares(shard.count)
-    mine = [b for b in form_batches(in_plan_order(), size) if hands.owner(b) == shard.index - 1]
-    run.progress.finish(f"{len(planning.plan.tokens):,} model inputs planned")
+    mine = _dealt_batches(run, planning, shard)
     vectors = run.embed(mine, formed=True)
     keys = [item.key for batch in mine for item in batch]
     layout = layout_of(planning, run.inputs, run.embedder)
@@ -132,6 +120,28 @@ def run_shard(
     path = Path(folder) / shard.file_name
     write_part(path, manifest, keys, matrix)
     return path
+
+
+def _dealt_batches(run: Run, planning: Planning, shard: Shard) -> list[Batch]:
+    """The whole run's batches, formed as an unsharded run forms them, that this job embeds.
+
+    Every job forms them all and deals them out alike, so each batch is embedded whole, by
+    exactly one job.
+    """
+    config = run.config
+    size = functools.partial(batch_texts, budget(config, run.embedder), config.batch_size)
+    run.progress.start("building haystacks", block_count(config, run.inputs), "blocks")
+
+    def in_plan_order() -> Iterator[ModelInput]:
+        yield from planning.queries
+        for block in planning.blocks:
+            yield from block_inputs(planning, block)
+            run.progress.advance(1)
+
+    hands = BatchShares(shard.count)
+    mine = [b for b in form_batches(in_plan_order(), size) if hands.owner(b) == shard.index - 1]
+    run.progress.finish(f"{len(planning.plan.tokens):,} model inputs planned")
+    return mine
 
 
 def results_from_shards(config: NiahConfig, folder: str | Path) -> NiahResults:
