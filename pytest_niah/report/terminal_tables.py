@@ -302,4 +302,5 @@ def comparison_table(comparison: Comparison, allowances: Sequence[object] = ()) 
     """Aligned lines: one row per delta (paired cells, interval, verdict where gated)."""
     header, body = comparison_cells(comparison, allowances)
     table = aligned(header, body, left=COMPARISON_TEXT_COLUMNS)
-    return table + [f"note: {line}" for line in comparison_notes(comparison)]
+    accepted = [f"note: accepted difference: {d.describe()}" for d in comparison.allowed]
+    return table + [f"note: {line}" for line in comparison_notes(comparison)] + accepted

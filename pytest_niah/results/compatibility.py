@@ -3,7 +3,9 @@
 Two runs are compared only when they measured the same thing: the same seed, corpus, needle
 and expansion sets, grid (lengths, positions, controls, orders, arms, scorings, chunk size)
 and haystack tokenizer (:data:`FIELDS`). Any difference is refused, listing each differing
-field with both values, unless the user allows it by name (``--niah-compare-allow``).
+field with both values, unless the user allows it by name (``--niah-compare-allow``), except
+a tokenizer's (:data:`NEVER_REFUSED`): it is what an upgrade across model families brings,
+and each run counts its lengths in its own model's tokens, so it is compared and said.
 Allowing a field of the grid compares only the cells both runs measured; the refusal's fix
 says so, and a length where those are a minority of this run's cells cannot pass its gate
 (:mod:`pytest_niah.measure.verdicts`).
@@ -114,6 +116,14 @@ GRID_CAVEAT = (
 )
 
 
+# Fields two compared runs may differ in without being allowed by name, and why that is
+# sound: an upgrade from one model family to another (jina-embeddings-v3 to v4) changes the
+# tokenizer, and each run's lengths are counted in its own model's tokens.
+NEVER_REFUSED: dict[str, str] = {
+    "tokenizer": "the tokenizers differ: each run's lengths are in its own model's tokens",
+}
+
+
 @dataclass(frozen=True)
 class Difference:
     """One field two runs disagree on."""
@@ -123,8 +133,10 @@ class Difference:
     baseline: Any
 
     def describe(self) -> str:
-        """``seed: 42 here, 7 in the baseline``."""
-        return f"{self.field}: {_short(self.current)} here, {_short(self.baseline)} in the baseline"
+        """``seed: 42 here, 7 in the baseline`` (and why it is compared, if never refused)."""
+        said = f"{self.field}: {_short(self.current)} here, {_short(self.baseline)} in the baseline"
+        why = NEVER_REFUSED.get(self.field)
+        return f"{said} ({why})" if why else said
 
 
 def _short(value: Any) -> str:
@@ -164,7 +176,7 @@ def check_comparable(
         CompareError: a field differs that ``allow`` does not name; the message lists each
             differing field with both values.
     """
-    allowed = set(allow)
+    allowed = set(allow) | NEVER_REFUSED.keys()
     found = differences(current, baseline)
     refused = [d for d in found if d.field not in allowed]
     if refused:

@@ -63,18 +63,20 @@ def test_without_a_step_summary_the_refusal_writes_nothing(niah, monkeypatch):
     assert sorted(p.name for p in niah.pytester.path.iterdir()) == listed
 
 
-def test_another_tokenizer_alone_is_refused_before_embedding_naming_the_tokenizer(niah):
-    """The TF-IDF baseline and the static model read the same grid in other tokens."""
+def test_another_tokenizer_alone_is_compared_and_said_not_refused(niah):
+    """The TF-IDF baseline and the static model read the same grid, each in its own tokens.
+
+    Found (#42.5): an upgrade across tokenizers (jina-embeddings-v3 to v4) stopped with
+    exit 4 "measured something else: tokenizer" unless --niah-compare-allow=tokenizer was
+    added, which the README's recipe never says.
+    """
     niah.run(*LITERAL, "--niah-json=base.json")
     result = niah.run(*LITERAL, "--niah-model=packaged-static", "--niah-compare=base.json")
-    cause = niah.stopped(result, "packaged-static")
-    assert "measured something else: tokenizer: " in cause
-    assert cause.endswith(
-        "Fix: compare with a run of the same tokenizer, or accept the difference with "
-        "--niah-compare-allow=tokenizer"
-    ), cause
-    assert "grid" not in cause
-    assert EMBEDDING not in result.stdout.str() + result.stderr.str()
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), out
+    assert "measured something else" not in out
+    assert "packaged-static versus " in out
+    assert "the tokenizers differ: each run's lengths are in its own model's tokens" in out
 
 
 def test_an_allowed_tokenizer_loads_no_model_early_and_compares(niah):

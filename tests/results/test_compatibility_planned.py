@@ -73,13 +73,24 @@ def test_a_value_not_known_before_the_model_loads_is_not_compared_yet():
     assert known == ["chunk-tokens", "tokenizer"]
 
 
-def test_only_the_tokenizer_differing_names_the_tokenizer_not_the_grid():
+def test_only_the_tokenizer_differing_is_compared_and_said_never_refused():
+    # Found (#42.5): another tokenizer was refused unless allowed by name; an upgrade across
+    # model families brings one, and each run's lengths are in its own model's tokens.
     base = results()
     other = dataclasses.replace(base, model=model(tokenizer="bert-wordpiece"))
-    with pytest.raises(CompareError) as info:
-        check_comparable(other, base)
-    assert str(info.value).endswith(
-        "Fix: compare with a run of the same tokenizer, or accept the difference with "
-        "--niah-compare-allow=tokenizer"
+    allowed = check_comparable(other, base)
+    assert [d.field for d in allowed] == ["tokenizer"]
+    assert (
+        allowed[0]
+        .describe()
+        .endswith(
+            "in the baseline (the tokenizers differ: each run's lengths are in its own model's "
+            "tokens)"
+        )
     )
-    assert "grid" not in str(info.value)
+    # Allowing it by name, as before, changes nothing.
+    assert check_comparable(other, base, allow=["tokenizer"]) == allowed
+    # Any other difference beside it is still refused, naming that one alone.
+    seeded = dataclasses.replace(other, config=dataclasses.replace(other.config, seed=7))
+    with pytest.raises(CompareError, match=r"measured something else: seed: 7 here"):
+        check_comparable(seeded, base)
