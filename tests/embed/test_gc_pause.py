@@ -29,9 +29,7 @@ def test_an_error_inside_still_gives_the_collector_back() -> None:
     assert gc.isenabled()
 
 
-def test_a_collector_off_before_stays_off_and_a_nested_pause_leaves_it_to_the_outer() -> (
-    None
-):
+def test_a_collector_off_before_stays_off_and_a_nested_pause_leaves_it_to_the_outer() -> None:
     gc.disable()
     try:
         with collection_paused():
