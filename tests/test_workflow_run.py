@@ -223,7 +223,7 @@ def test_the_composite_action_runs_the_grid_and_writes_the_summary(scratch, bles
         done = bash(step["run"], job_dir, {**env, **step_env})
         assert done.returncode == 0, done.stdout + done.stderr
         ran.append(done)
-    key, done = ran  # the cache key's step, then the run
+    _key, done = ran  # the cache key's step, then the run
     assert re.search(r"^niah=[0-9a-f]{16}$", (tmp_path / "action-output").read_text(), re.M)
     only_the_grid_ran(done, size)
     assert "minilm versus" in done.stdout

@@ -71,7 +71,7 @@ def refusal_headline(label: str, problem: str, hint: str, root: Path | None = No
     base = f"{(root or Path.cwd()).resolve()}{os.sep}"
     why, fix = (md_text(text.replace(base, "")) for text in (problem, hint))
     end = "" if why.endswith((".", "!", "?", ":")) else "."
-    return f"❌ pytest-niah: comparison refused for {md_text(label)}: {why}{end} Fix: {fix}\n"
+    return f"# ❌ pytest-niah: comparison refused for {md_text(label)}: {why}{end} Fix: {fix}\n"
 
 
 def _why(gates: Sequence[GateOutcome]) -> str:

@@ -47,7 +47,7 @@ def test_another_seed_is_refused_before_embedding_into_the_step_summary(niah, mo
     text = summary.read_text(encoding="utf-8")
     assert text.startswith(PREVIOUS_SUMMARY)
     [refusal] = text.removeprefix(PREVIOUS_SUMMARY).splitlines()
-    assert refusal.startswith(f"❌ pytest-niah: comparison refused for {niah.label}: ")
+    assert refusal.startswith(f"# ❌ pytest-niah: comparison refused for {niah.label}: ")
     assert "seed: 2 here, 1 in the baseline. Fix: " in refusal
     assert refusal.endswith("--niah-compare-allow=seed")
     assert str(niah.pytester.path) not in refusal and ".niah/runs/" in refusal
