@@ -149,3 +149,17 @@ def test_the_sdist_builds_the_same_version(dist):
     root = f"pytest_niah-{pytest_niah.__version__}"
     assert f"{root}/PKG-INFO" in names and f"{root}/LICENSE" in names
     assert f"{root}/pytest_niah/data/corpus/SOURCES.md" in names
+
+
+def test_the_docs_extra_holds_what_the_site_build_needs():
+    from packaging.requirements import Requirement
+
+    tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        extras = tomllib.load(file)["project"]["optional-dependencies"]
+    docs = {Requirement(r).name for r in extras["docs"]}
+    # mkdocs.yml: the material theme; pymdownx (snippets, superfences) comes with it.
+    mkdocs = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "name: material" in mkdocs and "pymdownx.snippets" in mkdocs
+    assert docs == {"mkdocs", "mkdocs-material"}
+    assert docs <= {Requirement(r).name for r in extras["test"]}  # the tests build the site
