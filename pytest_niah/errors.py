@@ -202,10 +202,10 @@ class CliError(NiahError):
     """A ``pytest-niah`` command's problem to report in one line, with its exit code.
 
     Attributes:
-        code: The exit code to return; 2 (a usage error) unless given.
+        code: The exit code to return; 4 (a usage error, as pytest's) unless given.
     """
 
-    def __init__(self, problem: str, hint: str = "", *, code: int = 2) -> None:
+    def __init__(self, problem: str, hint: str = "", *, code: int = 4) -> None:
         super().__init__(problem, hint)
         self.code = code
 

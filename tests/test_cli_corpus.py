@@ -36,7 +36,7 @@ def test_corpus_export_over_a_different_file_is_one_error_line(tmp_path, capsys)
     target = tmp_path / "books"
     target.mkdir()
     (target / describe()[0].file).write_text("something else", encoding="utf-8")
-    assert main(["corpus", "--export", str(target)]) == 2
+    assert main(["corpus", "--export", str(target)]) == 4
     err = capsys.readouterr().err
     assert err.startswith("pytest-niah: error:")
     assert "Traceback" not in err
@@ -45,7 +45,7 @@ def test_corpus_export_over_a_different_file_is_one_error_line(tmp_path, capsys)
 def test_corpus_export_to_a_file_says_the_path_is_a_file_and_keeps_it(tmp_path, capsys):
     target = tmp_path / "afile"
     target.write_text("mine", encoding="utf-8")
-    assert main(["corpus", "--export", str(target)]) == 2
+    assert main(["corpus", "--export", str(target)]) == 4
     err = capsys.readouterr().err
     assert f"Cannot export the packaged books to {target}: it is a file, not a folder" in err
     assert "Fix: give a folder" in err and len(err.splitlines()) == 1
@@ -56,7 +56,7 @@ def test_corpus_export_to_a_file_says_the_path_is_a_file_and_keeps_it(tmp_path, 
 def test_corpus_export_to_an_empty_name_is_refused(tmp_path, capsys, monkeypatch, value):
     """``--export "$DIR"`` with the variable unset: refused, not a plain listing."""
     monkeypatch.chdir(tmp_path)
-    assert main(["corpus", "--export", value]) == 2
+    assert main(["corpus", "--export", value]) == 4
     captured = capsys.readouterr()
     assert "--export: the folder is empty (an unset variable?)" in captured.err
     assert captured.out == "" and list(tmp_path.iterdir()) == []

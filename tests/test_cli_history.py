@@ -166,7 +166,7 @@ def test_metric_option_chooses_the_tables(store, capsys):
     assert "comparative ratio [95% CI] per length" in out
     assert "AUC [95% CI]" not in out
     code, _, err = history(capsys, "--storage", str(store), "--metric", "auc,bogus")
-    assert code == 2
+    assert code == 4
     assert err.startswith("pytest-niah: error: --metric: unknown metric 'bogus'")
 
 
@@ -183,17 +183,17 @@ def test_label_and_machine_filters(store, measured, tmp_path, capsys):
     assert code == 0
     assert out.count("3 runs") == 2
     code, _, err = history(capsys, "--storage", str(two), "--machine", "Nope-x-cp39")
-    assert code == 2
+    assert code == 4
     assert "no saved run of machine 'Nope-x-cp39'" in err
     assert f"other/{machine_id()}" in err
     code, _, err = history(capsys, "--storage", str(two), "--label", "missing")
-    assert code == 2
+    assert code == 4
     assert "of label 'missing'" in err
 
 
 def test_other_arm_without_runs_is_an_error_naming_it(store, capsys):
     code, _, err = history(capsys, "--storage", str(store), "--arm", "literal")
-    assert code == 2
+    assert code == 4
     assert "with arm 'literal' and scoring 'whole'" in err
     assert len(err.splitlines()) == 1
 
@@ -284,7 +284,7 @@ def test_missing_matplotlib_names_the_extra(store, tmp_path, monkeypatch, capsys
 
 def test_empty_storage_names_the_folder_and_the_fix(tmp_path, capsys):
     code, out, err = history(capsys, "--storage", str(tmp_path))
-    assert code == 2
+    assert code == 4
     assert out == ""
     assert err == (
         f"pytest-niah: error: no saved runs in {tmp_path}. Fix: save runs with pytest "
@@ -295,7 +295,7 @@ def test_empty_storage_names_the_folder_and_the_fix(tmp_path, capsys):
 
 def test_missing_storage_names_the_folder_and_the_fix(tmp_path, capsys):
     code, _, err = history(capsys, "--storage", str(tmp_path / "nope"))
-    assert code == 2
+    assert code == 4
     assert f"the storage folder {tmp_path / 'nope'} does not exist" in err
     assert "--niah-save=NAME" in err
     assert len(err.splitlines()) == 1
@@ -318,7 +318,7 @@ def test_only_unreadable_runs_is_an_error(tmp_path, capsys):
     folder.mkdir(parents=True)
     (folder / "a.json").write_bytes(b"\xff\xfe")
     code, _, err = history(capsys, "--storage", str(tmp_path))
-    assert code == 2
+    assert code == 4
     lines = err.splitlines()
     assert lines[0].startswith(f"pytest-niah: warning: skipped {folder / 'a.json'}: ")
     assert lines[1].startswith(f"pytest-niah: error: no readable saved run in {tmp_path}")
@@ -326,7 +326,7 @@ def test_only_unreadable_runs_is_an_error(tmp_path, capsys):
 
 def test_bad_min_drift_is_a_usage_error(store, capsys):
     code, _, err = history(capsys, "--storage", str(store), "--min-drift", "nan")
-    assert code == 2
+    assert code == 4
     assert "--min-drift" in err
 
 
@@ -381,6 +381,6 @@ def test_a_storage_that_is_a_file_says_so(tmp_path, capsys):
     afile = tmp_path / "afile"
     afile.write_text("not runs", encoding="utf-8")
     code, out, err = history(capsys, "--storage", str(afile))
-    assert code == 2 and out == ""
+    assert code == 4 and out == ""
     assert f"--storage: {afile} is a file, not a folder of saved runs" in err
     assert "does not exist" not in err and len(err.splitlines()) == 1

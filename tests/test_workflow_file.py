@@ -84,7 +84,7 @@ def test_every_pytest_niah_command_exists(workflow):
             # argparse exits 2 on an unknown command or option.
             parser.parse_args([w for w in words[1:] if not w.startswith("$")])
         else:
-            assert words[0] in {"pip", "pytest"}, words
+            assert words[0] == "pytest" or words[:4] == ["python", "-m", "pip", "install"], words
 
 
 def test_shard_jobs_feed_one_gate_job_that_reports_and_comments(workflow):
@@ -111,6 +111,8 @@ def test_shard_jobs_feed_one_gate_job_that_reports_and_comments(workflow):
     (comment,) = step_with(gate, "marocchino/sticky-pull-request-comment")
     assert comment["with"]["path"] == f"{report}/summary.md"
     assert "always()" in comment["if"] and "pull_request" in comment["if"]
+    # Found (#44): a fork's pull request has a read-only token, so the comment failed its job.
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in comment["if"]
     assert gate["permissions"]["pull-requests"] == "write"
 
 
@@ -159,5 +161,5 @@ def test_the_workflow_runs_on_pull_requests_offline(workflow):
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as True
     assert "pull_request" in triggers
     assert workflow["env"]["HF_HUB_OFFLINE"] == "1"
-    installs = [w for w in commands(workflow) if w[:2] == ["pip", "install"]]
-    assert ["pip", "install", "-e", ".[all]"] in installs
+    installs = [w[4:] for w in commands(workflow) if w[:4] == ["python", "-m", "pip", "install"]]
+    assert [".[all]"] in installs  # the checkout itself, not editable

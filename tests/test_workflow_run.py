@@ -65,6 +65,8 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def base_env(job_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NIAH_", "GITHUB_"))}
     env.update(
+        # This interpreter's python and pytest, whether or not its venv is activated.
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
         PYTHONPATH=str(REPO),  # the code under test, in every subprocess
         # The steps' bare `pytest` and `python` are this interpreter's, activated or not.
         PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
@@ -223,7 +225,8 @@ def test_the_composite_action_runs_the_grid_and_writes_the_summary(scratch, bles
         done = bash(step["run"], job_dir, {**env, **step_env})
         assert done.returncode == 0, done.stdout + done.stderr
         ran.append(done)
-    (done,) = ran
+    _key, done = ran  # the cache key's step, then the run
+    assert re.search(r"^niah=[0-9a-f]{16}$", (tmp_path / "action-output").read_text(), re.M)
     only_the_grid_ran(done, size)
     assert "minilm versus" in done.stdout
     output = (tmp_path / "action-output").read_text()

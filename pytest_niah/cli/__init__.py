@@ -16,9 +16,9 @@ Every ``RESULTS.json`` may be a results file (``--niah-json``, a report's ``resu
 or a saved run (``--niah-save``). Options shared with the plugin (``--compare-fail``,
 ``--compare-allow``, ``--inconclusive``) come from its option table. Exit codes: 0 done;
 1 a ``--compare-fail`` gate failed, an output could not be written (or matplotlib is
-missing); 2 a usage error or an input file that cannot be read or compared; 130
-interrupted. An error is one line on stderr, ``pytest-niah: error: ...``, naming the file
-and the fix; never a traceback.
+missing); 2 interrupted; 4 a usage error or an input file that cannot be read or
+compared: pytest's codes, as the plugin's (docs/errors.md). An error is one line on
+stderr, ``pytest-niah: error: ...``, naming the file and the fix; never a traceback.
 
 The commands live in :mod:`~pytest_niah.cli.reports` (report, summary),
 :mod:`~pytest_niah.cli.history`, :mod:`~pytest_niah.cli.corpus_command` and
@@ -35,6 +35,7 @@ import sys
 from collections.abc import Sequence
 
 from pytest_niah.cli.common import (
+    ARGPARSE_USAGE,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -54,8 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: The arguments after the program name; ``sys.argv[1:]`` when ``None``.
 
     Returns:
-        The exit code: 0 on success, 1 when a gate failed or writing failed, 2 on a usage
-        error or a results file that cannot be read or compared, 130 when interrupted.
+        The exit code, pytest's for the same outcome: 0 on success, 1 when a gate failed or
+        writing failed, 2 when interrupted, 4 on a usage error or a results file that cannot
+        be read or compared.
     """
     from pytest_niah.errors import OutputError
 
@@ -63,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits on --help, --version and usage errors
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        exited = exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        return EXIT_USAGE if exited == ARGPARSE_USAGE else exited
     try:
         code: int = args.handler(args)
         return code
@@ -95,8 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
             "embedding model (audit)."
         ),
         epilog=(
-            "Exit codes: 0 done, 1 a --compare-fail gate failed or an output could not be "
-            "written, 2 a usage error or an input file that cannot be read or compared."
+            "Exit codes (pytest's): 0 done, 1 a --compare-fail gate failed or an output could "
+            "not be written, 2 interrupted, 4 a usage error or an input file that cannot be "
+            "read or compared."
         ),
     )
     parser.add_argument(

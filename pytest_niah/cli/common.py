@@ -6,10 +6,12 @@ import sys
 from pathlib import Path
 
 PROG = "pytest-niah"
+# pytest's own exit codes, so that the command and the plugin agree (docs/errors.md).
 EXIT_OK = 0
 EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 2
+EXIT_USAGE = 4  # a usage error, or an input refused: pytest's USAGE_ERROR
+ARGPARSE_USAGE = 2  # what argparse exits with on a usage error: returned as EXIT_USAGE
 
 
 def print_error(message: str, code: int) -> int:

@@ -40,6 +40,38 @@ def seed_suffix(seed: int | None) -> str:
     return "" if seed is None else f"-s{seed}"
 
 
+def depth_label(position: int, positions: int) -> str:
+    """How a test id names a position: its depth in the filler in percent, ``d0`` to ``d100``.
+
+    The depth, not the index, so that a pasted id means the same case in any grid: ``d25``
+    is a quarter of the way in with 5 positions or 9, and is no test of a 10-position grid
+    (0, 11, 22, ... 100), which then says so instead of running another case. Whole percents
+    are distinct up to 101 positions; past that the depth has one decimal (``d12.5``).
+    """
+    if positions <= 1:
+        return "d0"
+    share = 100 * position / (positions - 1)
+    return f"d{round(share)}" if positions <= 101 else f"d{share:.1f}".removesuffix(".0")
+
+
+def case_test_id(
+    group_id: str,
+    arm: str,
+    order: str,
+    length: int,
+    depth: str,
+    scoring: str = "whole",
+    seed: int | None = None,
+) -> str:
+    """The test id of one needle case, e.g. ``dietary-03-onehop-inverted-L4096-d78``.
+
+    Its results' :func:`case_id` with the position's depth (:func:`depth_label`) in place of
+    its index (``-p07``): results and saved runs keep the index, test ids say the depth.
+    """
+    base = f"{group_id}-{arm}-{order}-L{length}-{depth}{seed_suffix(seed)}"
+    return base if scoring == "whole" else f"{base}-{scoring}"
+
+
 def gate_id(arm: str, length: int, scoring: str = "whole") -> str:
     """The id of one per-length gate: ``gate-onehop-L4096``, ``gate-literal-chunk-max-L64``."""
     middle = arm if scoring == "whole" else f"{arm}-{scoring}"
@@ -57,6 +89,15 @@ class CaseParam(NamedTuple):
     position: int
     scoring: str = "whole"
     seed: int | None = None
+    positions: int = 1  # the grid's positions, for the depth its test id names
+
+    @property
+    def test_id(self) -> str:
+        """The id of its test: the depth in place of the position's index."""
+        depth = depth_label(self.position, self.positions)
+        return case_test_id(
+            self.group_id, self.arm, self.order, self.length, depth, self.scoring, self.seed
+        )
 
     @property
     def case_id(self) -> str:
@@ -87,7 +128,7 @@ def case_params(model: str, config: NiahConfig, needle_set: NeedleSet) -> list[C
     That is arm, scoring, group, length, draw (``--niah-seeds``), order, position.
     """
     return [
-        CaseParam(model, arm, group.id, order, length, position, scoring, draw)
+        CaseParam(model, arm, group.id, order, length, position, scoring, draw, config.positions)
         for arm in config.arms
         for scoring in config.scoring
         for group in needle_set.groups
@@ -112,6 +153,6 @@ def param_ids(params: Sequence[CaseParam | GateParam], *, with_model: bool) -> l
     """Test ids; the model label leads only when several models run."""
     ids = []
     for p in params:
-        base = p.case_id if isinstance(p, CaseParam) else gate_id(p.arm, p.length, p.scoring)
+        base = p.test_id if isinstance(p, CaseParam) else gate_id(p.arm, p.length, p.scoring)
         ids.append(f"{p.model}-{base}" if with_model else base)
     return ids

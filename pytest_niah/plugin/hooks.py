@@ -54,15 +54,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
-    """With ``--niah-model`` and no path, the run is the grid alone: nothing of the project.
+    """With ``--niah-model`` and no path (or only pasted ids), the run is the grid alone.
 
-    The project's ``testpaths`` and the folder pytest runs in are left out before pytest
-    loads their conftests, so a team's own tests (and a conftest importing something the
-    CI job does not install) play no part in a model's run. Paths given keep their meaning.
+    The project's ``testpaths`` and folder are left out before pytest loads their conftests:
+    a team's tests (and a conftest importing what CI does not install) play no part.
     """
     namespace = early_config.known_args_namespace
-    if getattr(namespace, "niah_model", None) and not namespace.file_or_dir:
-        namespace.file_or_dir = [str(SUITE_FILE.parent)]
+    if getattr(namespace, "niah_model", None):
+        from pytest_niah.plugin.selection import only_the_suite
+
+        if only_the_suite(namespace.file_or_dir or [], SUITE_NAMES, SUITE_FILE.parent):
+            namespace.file_or_dir = [str(SUITE_FILE.parent)]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -81,8 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(session), "niah-xdist")
-    # A node id pasted from the output ("test_niah.py::test_needle[...]") names the shipped
-    # suite, which lives in the package: collect the suite, and run only what it names.
+    # A pasted node id ("test_niah.py::test_needle[...]") names the shipped suite: run it.
     from pytest_niah.plugin.selection import take_pasted_ids
 
     named = bool(take_pasted_ids(config, SUITE_NAMES, SUITE_FILE.parent))
@@ -92,11 +93,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     # The folder, not the file: node ids then read "test_niah.py::test_needle[...]".
     suite = str(SUITE_FILE.parent)
-    if named:
-        if suite not in config.args:
-            config.args.append(suite)
-    else:
+    if not named:
         config.args[:] = [suite]  # no path given: the grid alone, not testpaths nor "."
+    elif suite not in config.args:
+        config.args.append(suite)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -152,8 +152,8 @@ def _shared_dir(config: pytest.Config) -> Path:
             session.state.shared_dir = Path(workerinput[SHARED_DIR_INPUT])
         else:
             # pytest's own tmp-path factory: per run, cleaned up by pytest's retention policy.
-            factory = config._tmp_path_factory  # type: ignore[attr-defined]
-            session.state.shared_dir = factory.getbasetemp() / "niah"
+            base = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+            session.state.shared_dir = base / "niah"
         session.state.shared_dir.mkdir(parents=True, exist_ok=True)
     return session.state.shared_dir
 
@@ -287,7 +287,7 @@ def _prepare(config: pytest.Config, niah: NiahSession) -> None:
         if isinstance(exc, CompareError):
             from pytest_niah.plugin.outputs import report_refusal
 
-            niah.state.stopped += report_refusal(running[0], exc)
+            niah.state.stopped += report_refusal(niah, running[0], exc)
         pytest.exit(niah.state.stopped, returncode=pytest.ExitCode.USAGE_ERROR)
 
 

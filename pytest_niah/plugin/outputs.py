@@ -191,23 +191,27 @@ def _report(
     return paths
 
 
-def report_refusal(label: str, refusal: NiahError) -> str:
-    """Append a refused comparison to the step summary, when one is set; keep all else.
+def report_refusal(niah: NiahSession, label: str, refusal: NiahError) -> str:
+    """Write a refused comparison where a run's outcome is read: ❌ and why, paths relative.
 
-    Nothing written earlier is touched: the report folder and saved runs stay as they were.
+    The step summary (when one is set) gets it appended, and ``--niah-report``'s folder
+    holds it as its ``summary.md``, which a pull-request comment posts; nothing else.
 
     Returns:
-        What to add to the stop message: "" once appended, else why it could not be.
+        What to add to the stop message: "" once written, else what could not be.
     """
-    from pytest_niah.report import append_step_summary
+    from pytest_niah.report import append_step_summary, write_refusal_summary
+    from pytest_niah.report.headline import refusal_headline
 
-    end = "" if refusal.problem.endswith((".", "!", "?", ":")) else "."
-    block = (
-        f"pytest-niah: comparison refused for {label!r}: {refusal.problem}{end} "
-        f"Fix: {refusal.hint}\n"
-    )
+    text = refusal_headline(label, refusal.problem, refusal.hint)
+    missed = []
     try:
-        append_step_summary(block)
+        append_step_summary(text)
     except NiahError as exc:
-        return f" (and the refusal was not added to the step summary: {exc})"
-    return ""
+        missed.append(f"the refusal was not added to the step summary: {exc}")
+    if niah.settings.report:
+        try:
+            niah.state.written.append(write_refusal_summary(niah.settings.report, text))
+        except NiahError as exc:
+            missed.append(f"the refusal was not written to {niah.settings.report}: {exc}")
+    return "".join(f" ({note})" for note in missed)

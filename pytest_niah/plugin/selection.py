@@ -9,36 +9,45 @@ a full run (ids ``test_niah.py::...``) and the items are narrowed to the pasted 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 PASTED_KEY: pytest.StashKey[tuple[str, ...]] = pytest.StashKey()
+DEPTH = re.compile(r"-L\d+-d(\d+(?:\.\d)?)\b")
+
+
+def is_pasted_id(arg: str, suite_names: Sequence[str], suite_folder: Path) -> bool:
+    """Whether a command-line argument is a node id of the shipped suite, pasted back.
+
+    A path that exists in the user's folder is the user's own file, not a pasted id.
+    """
+    path = Path(arg.partition("::")[0])
+    return (
+        path.name in suite_names and not path.exists() and path.parent in (Path("."), suite_folder)
+    )
+
+
+def only_the_suite(args: Sequence[str], suite_names: Sequence[str], suite_folder: Path) -> bool:
+    """Whether a run names no path of the project: none at all, or only pasted suite ids.
+
+    Such a run loads none of the project's conftests, as the bare command does.
+    """
+    return all(is_pasted_id(arg, suite_names, suite_folder) for arg in args)
 
 
 def take_pasted_ids(
     config: pytest.Config, suite_names: Sequence[str], suite_folder: Path
 ) -> tuple[str, ...]:
-    """Remove pasted suite node ids from ``config.args``; return them (``test_niah.py::...``).
-
-    A path that exists in the user's folder is the user's own file and is left alone.
-    """
+    """Remove pasted suite node ids from ``config.args``; return them (``test_niah.py::...``)."""
     pasted: list[str] = []
     kept: list[str] = []
     for arg in config.args:
-        path, sep, rest = arg.partition("::")
-        name = Path(path).name
-        if (
-            name in suite_names
-            and not Path(path).exists()
-            and Path(path).parent
-            in (
-                Path("."),
-                suite_folder,
-            )
-        ):
-            pasted.append(name + sep + rest)
+        if is_pasted_id(arg, suite_names, suite_folder):
+            path, sep, rest = arg.partition("::")
+            pasted.append(Path(path).name + sep + rest)
         else:
             kept.append(arg)
     if pasted:
@@ -86,10 +95,13 @@ def narrow_to_pasted(
         (kept if chosen else dropped).append(item)
     missing = [selection for selection in pasted if selection not in used]
     if missing and not hasattr(config, "workerinput"):
+        depths = sorted({m[1] for i in items for m in DEPTH.finditer(i.nodeid)}, key=float)
         raise pytest.UsageError(
-            f"pytest-niah: not found: {', '.join(missing)} names no test of this run's grid. "
-            "Fix: list the grid's node ids with --collect-only -q, with the same --niah-* "
-            "options"
+            f"pytest-niah: not found: {', '.join(missing)} names no test of this run's grid "
+            f"(its needle depths: {', '.join('d' + d for d in depths) or 'none'}; an id "
+            "names its length and depth, so an id of another grid's lengths or positions "
+            "is no test here). Fix: run it with the --niah-* options of the run it came "
+            "from, or list this grid's node ids with --collect-only -q"
         )
     if dropped:
         config.hook.pytest_deselected(items=dropped)

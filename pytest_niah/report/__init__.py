@@ -159,6 +159,15 @@ def write_step_summary(
     return append_step_summary(step_summary_markdown(runs, names, comparisons))
 
 
+def write_refusal_summary(target: str | os.PathLike[str], text: str) -> Path:
+    """Write a refused run's report folder: its ``summary.md`` alone, which says why.
+
+    The folder is replaced as a unit, as a report is: it then holds this run's outcome,
+    never an earlier run's report that a pull-request comment would post as this one's.
+    """
+    return _write_all(Path(target), {"summary.md": text})["summary.md"]
+
+
 def check_labels(results: Sequence[NiahResults], labels: Sequence[str] | None) -> list[str]:
     """The labels to use: the given ones after checks, else :func:`default_labels`.
 

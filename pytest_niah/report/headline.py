@@ -63,6 +63,17 @@ def headline(
     return _counts(labels, gates, models_text) + _why(gates)
 
 
+def refusal_headline(label: str, problem: str, hint: str, root: Path | None = None) -> str:
+    """A refused comparison as ``summary.md`` and the step summary show it: ❌ and why.
+
+    Paths under ``root`` (the current folder) are shown relative to it, as in every summary.
+    """
+    base = f"{(root or Path.cwd()).resolve()}{os.sep}"
+    why, fix = (md_text(text.replace(base, "")) for text in (problem, hint))
+    end = "" if why.endswith((".", "!", "?", ":")) else "."
+    return f"# ❌ pytest-niah: comparison refused for {md_text(label)}: {why}{end} Fix: {fix}\n"
+
+
 def _why(gates: Sequence[GateOutcome]) -> str:
     for outcome in ("fail", "warn"):
         first = next((g for g in gates if g.outcome == outcome and g.reason), None)

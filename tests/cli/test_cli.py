@@ -81,7 +81,7 @@ def test_summary_in_process(results_file: Path, capsys: pytest.CaptureFixture[st
 def test_missing_file_is_a_one_line_error(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere" / "results.json"
     done = run_module("report", str(missing), "--out", str(tmp_path / "out"))
-    assert done.returncode == 2
+    assert done.returncode == 4
     assert str(missing) in done.stderr
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -112,7 +112,7 @@ def test_invalid_file_is_a_one_line_error(
 ) -> None:
     bad = tmp_path / "bad.json"
     bad.write_bytes(content.encode("utf-8", "surrogateescape"))
-    assert main(["summary", str(bad)]) == 2
+    assert main(["summary", str(bad)]) == 4
     err = capsys.readouterr().err
     assert err.startswith(f"pytest-niah: error: {bad}: ")
     # The file, the JSON path inside it, what is wrong, and the fix.
@@ -123,7 +123,7 @@ def test_invalid_file_is_a_one_line_error(
 
 
 def test_a_folder_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["summary", str(tmp_path)]) == 2
+    assert main(["summary", str(tmp_path)]) == 4
     err = capsys.readouterr().err
     assert err == f"pytest-niah: error: {tmp_path}: is a folder, not a results file. Fix: " + (
         "give a results file inside it, e.g. its results.json\n"
@@ -135,7 +135,7 @@ def test_a_path_with_a_line_break_is_still_one_line(
 ) -> None:
     bad = tmp_path / "two\nlines.json"
     bad.write_text("{}", encoding="utf-8")
-    assert main(["summary", str(bad)]) == 2
+    assert main(["summary", str(bad)]) == 4
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "two lines.json" in err
 
@@ -155,7 +155,7 @@ def test_wrong_label_count_is_a_usage_error(
     results_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["report", str(results_file), "--label", "a", "--label", "b"]
-    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 4
     assert "--label: got 2 labels for 1 results" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -211,7 +211,7 @@ def test_an_unwritable_step_summary_is_a_one_line_error(
 
 
 def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 2
+    assert main([]) == 4
     assert "usage: pytest-niah" in capsys.readouterr().err
 
 

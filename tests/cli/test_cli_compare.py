@@ -115,7 +115,7 @@ def test_compare_fail_inconclusive_policy_comes_from_the_option_table(
 ) -> None:
     argv = ["summary", str(worse_file), "--compare", str(results_file), "--compare-fail"]
     assert main([*argv, "sep:0.001", "--inconclusive", "pass"]) == 1  # regressed still fails
-    assert main([*argv, "sep:0.001", "--inconclusive", "maybe"]) == 2
+    assert main([*argv, "sep:0.001", "--inconclusive", "maybe"]) == 4
     assert "--inconclusive: " in capsys.readouterr().err
 
 
@@ -162,7 +162,7 @@ def test_compare_usage_errors_are_one_line(
     message: str,
 ) -> None:
     args = [a.format(base=results_file, missing=tmp_path / "missing.json") for a in extra]
-    assert main(["summary", str(worse_file), *args]) == 2
+    assert main(["summary", str(worse_file), *args]) == 4
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
 
@@ -180,7 +180,7 @@ def test_an_incomparable_baseline_is_a_one_line_error(
         seed=7,
     )
     other = run_experiment(config, progress=False).save(tmp_path / "other.json")
-    assert main(["summary", str(results_file), "--compare", str(other)]) == 2
+    assert main(["summary", str(results_file), "--compare", str(other)]) == 4
     err = capsys.readouterr().err
     assert "measured something else" in err and "seed: 42 here, 7 in the baseline" in err
     assert "Fix: " in err and len(err.strip().splitlines()) == 1
@@ -196,7 +196,7 @@ def test_a_refused_comparison_names_this_commands_own_flags(
 ) -> None:
     """Found (issue 31): the offline CLI's refusal named the pytest flag --niah-compare-allow."""
     out = ["--out", str(tmp_path / "rep")] if command == "report" else []
-    assert main([command, str(results_file), "--compare", str(short_file), *out]) == 2
+    assert main([command, str(results_file), "--compare", str(short_file), *out]) == 4
     err = capsys.readouterr().err
     assert "--compare: the baseline" in err and "with --compare-allow=lengths" in err
     assert "--niah-" not in err

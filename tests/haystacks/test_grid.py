@@ -17,6 +17,7 @@ from pytest_niah.haystacks.grid import (
     case_id,
     case_params,
     control_id,
+    depth_label,
     gate_id,
     gate_params,
     param_ids,
@@ -62,13 +63,15 @@ def test_case_params_count_and_order(needle_set):
     n_groups = len(needle_set.groups)
     assert len(params) == 2 * n_groups * 2 * 2 * 3
     expected = [
-        CaseParam("m", arm, group.id, order, length, position)
+        CaseParam("m", arm, group.id, order, length, position, positions=3)
         for arm, group, length, order, position in itertools.product(
             ("literal", "onehop"), needle_set.groups, (128, 256), ORDERS, range(3)
         )
     ]
     assert params == expected
-    assert params[0] == CaseParam("m", "literal", needle_set.groups[0].id, "default", 128, 0)
+    assert params[0] == CaseParam(
+        "m", "literal", needle_set.groups[0].id, "default", 128, 0, positions=3
+    )
     assert params[1].position == 1
     assert params[3].order == "inverted"
     assert params[6].length == 256
@@ -101,14 +104,14 @@ def test_gate_params():
 
 
 def test_param_ids_with_and_without_model():
-    case = CaseParam("minilm", "onehop", "dietary-03", "inverted", 4096, 7)
+    case = CaseParam("minilm", "onehop", "dietary-03", "inverted", 4096, 7, positions=10)
     gate = GateParam("minilm", "literal", 128)
     assert param_ids([case, gate], with_model=False) == [
-        "dietary-03-onehop-inverted-L4096-p07",
+        "dietary-03-onehop-inverted-L4096-d78",
         "gate-literal-L128",
     ]
     assert param_ids([case, gate], with_model=True) == [
-        "minilm-dietary-03-onehop-inverted-L4096-p07",
+        "minilm-dietary-03-onehop-inverted-L4096-d78",
         "minilm-gate-literal-L128",
     ]
     assert param_ids([], with_model=True) == []
@@ -162,3 +165,24 @@ def test_building_ids_imports_neither_torch_nor_numpy():
     )
     assert result.returncode == 0, result.stderr
     assert "HEAVY:\n" in result.stdout, result.stdout
+
+
+def test_a_test_id_names_the_depth_so_it_means_one_case_in_any_grid():
+    # Index 2 of 5 positions and index 4 of 9 are both halfway: one id. Index 2 of 10 is
+    # another depth, so a 5-position id pasted into the default grid names no test there.
+    assert depth_label(2, 5) == depth_label(4, 9) == "d50"
+    ids_5 = {depth_label(i, 5) for i in range(5)}
+    ids_10 = {depth_label(i, 10) for i in range(10)}
+    assert ids_5 == {"d0", "d25", "d50", "d75", "d100"}
+    assert ids_5 & ids_10 == {"d0", "d100"}  # the same depths, the same cases
+    assert depth_label(0, 1) == "d0"
+    chunk = CaseParam("m", "onehop", "dietary-01", "default", 512, 1, "chunk-max", 3, 5)
+    assert chunk.test_id == "dietary-01-onehop-default-L512-d25-s3-chunk-max"
+    assert chunk.case_id == "dietary-01-onehop-default-L512-p01-s3-chunk-max"  # results keep it
+
+
+@pytest.mark.parametrize("positions", [2, 10, 101, 102, 1001])
+def test_depths_are_distinct_in_every_grid(positions):
+    labels = [depth_label(i, positions) for i in range(positions)]
+    assert len(set(labels)) == positions
+    assert labels[0] == "d0" and labels[-1] == "d100"

@@ -6,7 +6,7 @@ import re
 
 from pytest_niah.inputs.needles import builtin_needle_set
 
-CASE_ID = re.compile(r"^[a-z]+-\d\d-(onehop|literal)-(default|inverted)-L\d+-p\d\d$")
+CASE_ID = re.compile(r"^[a-z]+-\d\d-(onehop|literal)-(default|inverted)-L\d+-d\d+$")
 GATE_ID = re.compile(r"^gate-(onehop|literal)-L\d+$")
 IMPORT_PROBE = """
 import json, sys
@@ -56,12 +56,12 @@ def test_count_is_groups_x_orders_x_lengths_x_positions_plus_gates(niah):
 def test_ids_read_like_the_case(niah):
     result = niah.run("--collect-only", "-q")
     ids = set(niah.ids(result))
-    assert "dietary-01-onehop-inverted-L128-p02" in ids
-    assert "location-01-literal-default-L256-p00" in ids
-    assert "dietary-01-onehop-inverted-L128-p03" not in ids  # only 3 positions
+    assert "dietary-01-onehop-inverted-L128-d100" in ids
+    assert "location-01-literal-default-L256-d0" in ids
+    assert "dietary-01-onehop-inverted-L128-d25" not in ids  # only 3 positions
     # Node ids name the shipped module and its two test functions.
     lines = set(result.outlines)
-    assert "test_niah.py::test_needle[dietary-01-literal-default-L128-p00]" in lines
+    assert "test_niah.py::test_needle[dietary-01-literal-default-L128-d0]" in lines
     assert "test_niah.py::test_gate[gate-onehop-L256]" in lines
     assert all(CASE_ID.match(i) or GATE_ID.match(i) for i in ids)
 
@@ -73,8 +73,8 @@ def test_ids_are_stable_across_runs(niah):
 
 
 def test_k_selects_one_case_by_id(niah):
-    result = niah.run("--collect-only", "-q", "-k", "dietary-01-onehop-inverted-L128-p02")
-    assert niah.ids(result) == ["dietary-01-onehop-inverted-L128-p02"]
+    result = niah.run("--collect-only", "-q", "-k", "dietary-01-onehop-inverted-L128-d100")
+    assert niah.ids(result) == ["dietary-01-onehop-inverted-L128-d100"]
 
 
 def test_k_runs_only_the_selected_cases(niah):

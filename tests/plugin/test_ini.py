@@ -12,8 +12,8 @@ INI = {
     "niah_orders": "inverted",
 }
 EXPECTED = [
-    "dietary-01-literal-inverted-L128-p00",
-    "dietary-01-literal-inverted-L128-p01",
+    "dietary-01-literal-inverted-L128-d0",
+    "dietary-01-literal-inverted-L128-d100",
     "gate-literal-L128",
 ]
 OPTIONS = [k.removeprefix("niah_") for k in INI]
@@ -40,8 +40,8 @@ def test_command_line_overrides_ini(niah):
         "--collect-only", "-q", "--niah-lengths=256", "--niah-orders=default", omit=OPTIONS
     )
     assert niah.ids(result) == [
-        "dietary-01-literal-default-L256-p00",
-        "dietary-01-literal-default-L256-p01",
+        "dietary-01-literal-default-L256-d0",
+        "dietary-01-literal-default-L256-d100",
         "gate-literal-L256",
     ]
 
@@ -69,10 +69,10 @@ def test_ini_gates_and_strict_apply_to_the_run(niah):
     )
     failed = {line.split()[1] for line in result.outlines if line.startswith("FAILED")}
     assert failed == {
-        f"test_niah.py::test_needle[dietary-01-onehop-{order}-L128-p00]"
+        f"test_niah.py::test_needle[dietary-01-onehop-{order}-L128-d0]"
         for order in ("default", "inverted")
     } | {
-        f"test_niah.py::test_needle[dietary-01-onehop-{order}-L256-p00]"
+        f"test_niah.py::test_needle[dietary-01-onehop-{order}-L256-d0]"
         for order in ("default", "inverted")
     } | {"test_niah.py::test_gate[gate-onehop-L128]"}
 

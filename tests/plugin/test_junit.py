@@ -35,13 +35,13 @@ def test_properties_of_gates_and_cases(niah):
     assert float(gate["comparative_ratio"]) == row.comparative_ratio
     assert int(gate["found"]) == row.found == 12
 
-    case_props = props["test_needle[dietary-01-literal-inverted-L256-p01]"]
+    case_props = props["test_needle[dietary-01-literal-inverted-L256-d50]"]
     assert set(case_props) >= {"cos_qh", "cos_qn", "normalized", "control_score", "needle_offset"}
     case = results.case("dietary-01-literal-inverted-L256-p01")
     assert float(case_props["cos_qh"]) == case.cos_qh > 0
     assert int(case_props["needle_offset"]) == case.needle_offset
 
-    missed = props["test_needle[location-01-onehop-default-L128-p00]"]
+    missed = props["test_needle[location-01-onehop-default-L128-d0]"]
     assert math.isnan(float(missed["normalized"]))  # the needle alone shares no word either
     assert len([n for n in props if n.startswith("test_needle[")]) == niah.n_cases
 

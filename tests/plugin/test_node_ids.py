@@ -44,3 +44,31 @@ def test_own_tests_beside_a_pasted_id_still_run(niah):
     result = niah.run("test_mine.py", "test_niah.py::test_gate[gate-literal-L128]", "-v")
     result.assert_outcomes(passed=2, deselected=niah.n_cases + niah.n_gates - 1)
     assert "test_mine.py::test_mine PASSED" in result.stdout.str()
+
+
+def test_an_id_names_its_depth_so_another_grids_id_selects_nothing_and_says_why(niah):
+    # The tiny grid has 3 positions: depths 0, 50 and 100 percent. d25 is a case of a
+    # 5-position run; once it was p01, the 3-position grid's halfway case, run silently.
+    pasted = "test_niah.py::test_needle[dietary-01-onehop-default-L128-d25]"
+    result = niah.run(pasted)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert f"not found: {pasted}" in err
+    assert "its needle depths: d0, d50, d100" in err and "--niah-* options" in err
+
+
+def test_an_id_of_the_same_depth_from_another_grid_runs_that_case(niah):
+    # Halfway is d50 with 3 positions or 5: the same case, whatever the grid.
+    result = niah.run("test_niah.py::test_needle[dietary-01-literal-default-L128-d50]", "-v")
+    result.assert_outcomes(passed=1, deselected=niah.n_cases + niah.n_gates - 1)
+
+
+def test_a_pasted_id_runs_where_the_projects_own_conftest_cannot_import(niah):
+    # The bare command leaves the team's tests and conftests out; a pasted id does too.
+    niah.pytester.makepyprojecttoml('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    tests = niah.pytester.mkdir("tests")
+    (tests / "conftest.py").write_text("import a_module_ci_does_not_install\n")
+    (tests / "test_unit.py").write_text("def test_unit():\n    pass\n")
+    result = niah.run("test_niah.py::test_gate[gate-literal-L128]")
+    result.assert_outcomes(passed=1, deselected=niah.n_cases + niah.n_gates - 1)
+    assert "ImportError" not in result.stdout.str() + result.stderr.str()

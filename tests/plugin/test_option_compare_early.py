@@ -42,15 +42,20 @@ def test_another_seed_is_refused_before_embedding_into_the_step_summary(niah, mo
     shown = result.stdout.str() + result.stderr.str()
     assert "checking the baseline" in shown
     assert EMBEDDING not in shown  # no haystack was built
-    # The step summary keeps what earlier steps wrote and gets one short refusal.
+    # The step summary keeps what earlier steps wrote and gets one short refusal, opening
+    # with ❌ as every outcome does, its paths relative to the repository.
     text = summary.read_text(encoding="utf-8")
     assert text.startswith(PREVIOUS_SUMMARY)
     [refusal] = text.removeprefix(PREVIOUS_SUMMARY).splitlines()
-    assert refusal.startswith(f"pytest-niah: comparison refused for {niah.label!r}: ")
+    assert refusal.startswith(f"# ❌ pytest-niah: comparison refused for {niah.label}: ")
     assert "seed: 2 here, 1 in the baseline. Fix: " in refusal
     assert refusal.endswith("--niah-compare-allow=seed")
-    # The previous report is left as it was.
-    assert tree(report) == before
+    assert str(niah.pytester.path) not in refusal and ".niah/runs/" in refusal
+    # The report folder is this run's: its summary.md, the one a PR comment posts, is the
+    # refusal (an earlier run's report would read as this run's outcome).
+    assert "report.html" in before
+    assert sorted(tree(report)) == ["summary.md"]
+    assert (report / "summary.md").read_text(encoding="utf-8") == refusal + "\n"
 
 
 def test_without_a_step_summary_the_refusal_writes_nothing(niah, monkeypatch):

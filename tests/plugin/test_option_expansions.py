@@ -29,7 +29,7 @@ def test_ids_and_gates_name_the_arm(niah):
     for arm in ("expand100", "expand150", "expand250"):
         cases = [i for i in ids if f"-{arm}-" in i and not i.startswith("gate-")]
         assert len(cases) == per_arm
-        assert f"dietary-01-{arm}-inverted-L256-p02" in cases
+        assert f"dietary-01-{arm}-inverted-L256-d100" in cases
         assert [i for i in ids if i.startswith(f"gate-{arm}-")] == [
             f"gate-{arm}-L128",
             f"gate-{arm}-L256",

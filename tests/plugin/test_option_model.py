@@ -12,7 +12,7 @@ TWO = ("--niah-model=a=lexical:tfidf", "--niah-model=b=lexical:tfidf")
 
 def test_one_model_ids_carry_no_label(niah):
     ids = niah.ids(niah.run("--collect-only", "-q"))
-    assert "dietary-01-literal-default-L128-p00" in ids
+    assert "dietary-01-literal-default-L128-d0" in ids
     assert not any(i.startswith("lexical") for i in ids)
 
 
@@ -21,7 +21,7 @@ def test_two_models_ids_carry_the_label(niah):
     per_model = niah.n_cases + niah.n_gates
     assert len(ids) == 2 * per_model
     assert sum(i.startswith("a-") for i in ids) == sum(i.startswith("b-") for i in ids) == per_model
-    assert "a-dietary-01-onehop-inverted-L128-p02" in ids
+    assert "a-dietary-01-onehop-inverted-L128-d100" in ids
     assert "b-gate-literal-L256" in ids
     selected = niah.ids(niah.run("--collect-only", "-q", *TWO, "-k", "b-location-01-literal"))
     assert len(selected) == 2 * 2 * 3

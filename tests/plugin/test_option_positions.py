@@ -9,7 +9,7 @@ def test_positions_become_ids(niah):
     result = niah.run("--collect-only", "-q", "--niah-positions=5")
     ids = niah.ids(result)
     suffixes = {i.rsplit("-", 1)[1] for i in ids if not i.startswith("gate-")}
-    assert suffixes == {"p00", "p01", "p02", "p03", "p04"}
+    assert suffixes == {"d0", "d25", "d50", "d75", "d100"}
     assert sum(not i.startswith("gate-") for i in ids) == 2 * 2 * 2 * 2 * 5
 
 
@@ -17,7 +17,7 @@ def test_one_position(niah):
     result = niah.run("--collect-only", "-q", "--niah-positions=1")
     cases = [i for i in niah.ids(result) if not i.startswith("gate-")]
     assert len(cases) == niah.n_cases // 3
-    assert all(i.endswith("-p00") for i in cases)
+    assert all(i.endswith("-d0") for i in cases)
 
 
 def test_positions_run_from_start_to_end(niah):

@@ -13,9 +13,9 @@ def test_chunk_ids_end_with_the_scoring(niah):
     assert len(cases) == 2 * niah.n_cases
     chunk = [i for i in cases if i.endswith("-chunk-max")]
     assert len(chunk) == niah.n_cases
-    assert "dietary-01-onehop-inverted-L256-p02-chunk-max" in chunk
+    assert "dietary-01-onehop-inverted-L256-d100-chunk-max" in chunk
     # Whole scoring keeps the plain ids.
-    assert "dietary-01-onehop-inverted-L256-p02" in cases
+    assert "dietary-01-onehop-inverted-L256-d100" in cases
     assert not any("chunk-mean" in i for i in ids)
     gates = sorted(i for i in ids if i.startswith("gate-"))
     assert gates == sorted(

@@ -23,12 +23,12 @@ def test_every_case_runs_once_per_seed_with_the_seed_in_its_id(niah):
     assert len(cases) == 2 * PER_DRAW
     # Seeds are sorted (5,3 is the run 3,5 is); the draw follows the length in test order.
     assert cases[:4] == [
-        "dietary-01-literal-default-L128-p00-s3",
-        "dietary-01-literal-default-L128-p01-s3",
-        "dietary-01-literal-default-L128-p02-s3",
-        "dietary-01-literal-inverted-L128-p00-s3",
+        "dietary-01-literal-default-L128-d0-s3",
+        "dietary-01-literal-default-L128-d50-s3",
+        "dietary-01-literal-default-L128-d100-s3",
+        "dietary-01-literal-inverted-L128-d0-s3",
     ]
-    assert cases[6] == "dietary-01-literal-default-L128-p00-s5"
+    assert cases[6] == "dietary-01-literal-default-L128-d0-s5"
     assert [i for i in niah.ids(result) if i.startswith("gate-")] == [
         "gate-literal-L128",
         "gate-literal-L256",

@@ -11,7 +11,7 @@ def test_missed_needles_xfail_without_strict(niah):
     result.assert_outcomes(passed=niah.n_cases // 2 + niah.n_gates, xfailed=niah.n_cases // 2)
     result.stdout.fnmatch_lines(
         [
-            "XFAIL *test_needle?dietary-01-onehop-default-L128-p00? - missed: cos(q, haystack) "
+            "XFAIL *test_needle?dietary-01-onehop-default-L128-d0? - missed: cos(q, haystack) "
             "0.0000 <= control 0.0000 (needle alone *, needle at token 0 of 128)"
         ]
     )

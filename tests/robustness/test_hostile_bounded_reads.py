@@ -25,7 +25,7 @@ from pytest_niah.results.niah_results import MAX_RESULTS_BYTES
 
 
 def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    assert main(argv) == 2
+    assert main(argv) == 4
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     return err
