@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_niah.config.vocabulary import METRIC_LABELS
+from pytest_niah.measure.chance import at_chance, shown_low
 from pytest_niah.measure.records import IntervalRow
 from pytest_niah.measure.verdicts import UNPAIRED, Verdict, metric_digits
 
@@ -84,8 +85,6 @@ def gate_reason(verdict: Verdict, outcome: str) -> str:
 
 # The gates a run suggests: a threshold of each metric, per length (its option's name).
 SUGGESTED = (("auc", "--niah-min-auc"), ("comparative_ratio", "--niah-min-ratio"))
-# Both metrics are 0.5 for a model that can not tell a needle's haystack from its control.
-CHANCE = 0.5
 
 
 def suggest_gates(intervals: Mapping[str, Sequence[IntervalRow]]) -> str:
@@ -99,23 +98,23 @@ def suggest_gates(intervals: Mapping[str, Sequence[IntervalRow]]) -> str:
     """
     several = len(intervals) > 1
     lows: dict[tuple[str, int], float] = {}
-    at_chance: dict[int, set[str]] = defaultdict(set)
+    chance_at: dict[int, set[str]] = defaultdict(set)
     for label, rows in intervals.items():
         for row in rows:
             if row.metric not in dict(SUGGESTED) or not math.isfinite(row.low):
                 continue
-            low = math.floor(row.low * 100) / 100
+            low = shown_low(row.low)
             lows[row.metric, row.length] = min(lows.get((row.metric, row.length), low), low)
-            if low <= CHANCE:
+            if at_chance(row.low):
                 where = row.arm if row.scoring == "whole" else f"{row.arm}/{row.scoring}"
-                at_chance[row.length].add(f"{label}: {where}" if several else where)
+                chance_at[row.length].add(f"{label}: {where}" if several else where)
     if not lows:
         return (
             "Fix: gate it with --niah-min-auc=T --niah-min-ratio=R (and --niah-bootstrap > 0 "
             "for intervals that suggest them)"
         )
     lengths = sorted({n for _, n in lows})
-    useful = [n for n in lengths if n not in at_chance]
+    useful = [n for n in lengths if n not in chance_at]
     flags = [
         f"{flag}={','.join(f'{n}={lows[metric, n]:.2f}' for n in useful if (metric, n) in lows)}"
         for metric, flag in SUGGESTED
@@ -127,9 +126,9 @@ def suggest_gates(intervals: Mapping[str, Sequence[IntervalRow]]) -> str:
             f"Its own 95% intervals support {' '.join(flags)} (per length, the lowest lower "
             "bound over models, arms and scorings)."
         )
-    if at_chance:
+    if chance_at:
         chance = ", ".join(
-            f"{n} ({', '.join(sorted(at_chance[n]))})" for n in lengths if n in at_chance
+            f"{n} ({', '.join(sorted(chance_at[n]))})" for n in lengths if n in chance_at
         )
         parts.append(
             f"At chance: no useful gate at {chance}: an AUC or comparative ratio interval "

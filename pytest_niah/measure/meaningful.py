@@ -11,6 +11,7 @@ and its comparisons with a baseline apply the same rule.
 
 from __future__ import annotations
 
+from pytest_niah.measure.chance import at_chance
 from pytest_niah.measure.records import IntervalRow, MetricRow
 
 __all__ = ["AT_CHANCE", "MOSTLY_LEFT_OUT", "NOT_MEANINGFUL", "normalized_not_meaningful"]
@@ -20,7 +21,7 @@ MOSTLY_LEFT_OUT = (
     "most cases' needle alone barely matches its question, and the few left divide by next "
     "to nothing"
 )
-AT_CHANCE = "the AUC interval holds 0.5 (chance): haystacks match as well without the needle"
+AT_CHANCE = "the AUC interval reaches 0.5 (chance): haystacks match as well without the needle"
 
 
 def normalized_not_meaningful(row: MetricRow, auc: IntervalRow | None = None) -> str | None:
@@ -28,12 +29,12 @@ def normalized_not_meaningful(row: MetricRow, auc: IntervalRow | None = None) ->
 
     Args:
         row: The per-length metric row.
-        auc: The row's AUC interval; a row whose interval holds 0.5 is at chance. Without
+        auc: The row's AUC interval; a row whose interval reaches 0.5 is at chance. Without
             an interval (or with an undefined one) only the left-out rule applies.
     """
     counted = row.n_cases - row.duplicates - row.invalid
     if 2 * row.norm_excluded > counted:
         return MOSTLY_LEFT_OUT
-    if auc is not None and auc.low <= 0.5 <= auc.high:
+    if auc is not None and at_chance(auc.low):
         return AT_CHANCE
     return None

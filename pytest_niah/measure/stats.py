@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pytest_niah.measure.chance import above_chance
 from pytest_niah.measure.metrics import METRICS, QuestionScores, point_metrics, weighted_metrics
 
 CONFIDENCE = 0.95
@@ -121,12 +122,12 @@ def effective_length(
     auc_low: Sequence[float],
     *,
     keep: float = 0.85,
-    chance: float = 0.5,
 ) -> int | None:
     """The longest context length up to which retrieval holds up.
 
     A length passes when its AUC keeps at least ``keep`` of the shortest length's AUC and
-    the lower bound of its interval is above ``chance``. The answer is the longest length
+    the lower bound of its interval is above chance
+    (:func:`~pytest_niah.measure.chance.above_chance`). The answer is the longest length
     whose every shorter length also passes; NaN values fail.
 
     Returns:
@@ -144,7 +145,8 @@ def effective_length(
     lows = np.asarray(auc_low, dtype=float)[order]
     if values.size == 0:
         return None
-    passes = (values >= keep * values[0]) & (lows > chance)
+    above = np.fromiter((above_chance(float(low)) for low in lows), dtype=bool, count=lows.size)
+    passes = (values >= keep * values[0]) & above
     n_ok = passes.size if passes.all() else int(np.argmin(passes))
     return int(np.asarray(lengths)[order][n_ok - 1]) if n_ok else None
 

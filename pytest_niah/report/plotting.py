@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_niah.errors import MatplotlibMissingError
+from pytest_niah.measure.chance import CHANCE
 from pytest_niah.measure.records import MetricRow
 from pytest_niah.report.figure_data import all_lengths, is_finite
 from pytest_niah.results.niah_results import NiahResults
@@ -228,7 +229,9 @@ def position_axis(ax: Axes, results: NiahResults) -> None:
 
 def chance_line(ax: Axes) -> None:
     """The dashed line at 0.5: what a model without signal scores."""
-    ax.axhline(0.5, color=CHANCE_COLOR, linestyle="--", linewidth=1.0, label="chance (0.5)")
+    ax.axhline(
+        CHANCE, color=CHANCE_COLOR, linestyle="--", linewidth=1.0, label=f"chance ({CHANCE})"
+    )
 
 
 # -- drawing helpers --------------------------------------------------------------------------
