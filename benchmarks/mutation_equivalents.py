@@ -375,7 +375,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "cells pair exactly as before (reviewed in mutation-sweep-2026-11-27.md)"
     ),
     (
-        "measure/verdicts.py",
+        "measure/resolve_advice.py",
         "if groups < 1 or not math.isfinite(se) or not effect > 0:",
         "drop clause 2 of Or",
     ): (

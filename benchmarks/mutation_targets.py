@@ -23,6 +23,16 @@ TARGETS: dict[str, list[str]] = {
         "tests/measure/test_gating.py",
         "tests/report/test_summary_headline.py",
     ],
+    "measure/chance.py": [
+        "tests/measure/test_chance_rules.py",  # the edges: wholly below, 0.505, exactly 0.5
+        "tests/measure/test_stats.py",
+        "tests/measure/test_gating.py",
+    ],
+    "measure/resolve_advice.py": [
+        "tests/measure/test_resolve_advice.py",
+        "tests/measure/test_verdicts_rules.py",
+        "tests/measure/test_verdicts.py",
+    ],
     "measure/verdicts.py": [
         "tests/measure/test_verdicts_rules.py",  # a verdict's line: why, and the fix
         "tests/measure/test_verdicts.py",

@@ -68,8 +68,6 @@ def base_env(job_dir: Path) -> dict[str, str]:
         # This interpreter's python and pytest, whether or not its venv is activated.
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
         PYTHONPATH=str(REPO),  # the code under test, in every subprocess
-        # The steps' bare `pytest` and `python` are this interpreter's, activated or not.
-        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
         NIAH_CACHE_DIR=str(job_dir.parent / f"{job_dir.name}-cache"),  # a runner of its own
         GITHUB_STEP_SUMMARY=str(job_dir.parent / f"{job_dir.name}-step-summary.md"),
         GITHUB_OUTPUT=str(job_dir.parent / f"{job_dir.name}-output"),

@@ -109,11 +109,24 @@ def _plausible(stored: np.ndarray, fresh: np.ndarray) -> bool:
     )
 
 
+def sentence_cache_file(
+    cache_dir: Path | None, kind: str, version: int, tokenizer_identity: str, corpus: str
+) -> Path | None:
+    """Where a sentence cache keeps one tokenizer's data of one corpus (the one naming rule).
+
+    ``kind`` is ``""`` for the token counts and ``"tokens"`` for the token ids; ``version``
+    is the file format's. ``None`` without a cache folder.
+    """
+    if cache_dir is None:
+        return None
+    tag = f"{kind}:" if kind else ""
+    key = hashlib.sha256(f"{tag}{version}:{tokenizer_identity}:{corpus}".encode())
+    prefix = f"{kind}-" if kind else ""
+    return Path(cache_dir) / "sentence-counts" / f"{prefix}{key.hexdigest()[:32]}.npz"
+
+
 def counts_file(
     cache_dir: Path | None, tokenizer_identity: str, corpus_fingerprint: str
 ) -> Path | None:
-    """The cache file of one tokenizer and corpus, or ``None`` without a cache folder."""
-    if cache_dir is None:
-        return None
-    key = hashlib.sha256(f"{_FORMAT}:{tokenizer_identity}:{corpus_fingerprint}".encode())
-    return Path(cache_dir) / "sentence-counts" / f"{key.hexdigest()[:32]}.npz"
+    """The counts file of one tokenizer and corpus, or ``None`` without a cache folder."""
+    return sentence_cache_file(cache_dir, "", _FORMAT, tokenizer_identity, corpus_fingerprint)

@@ -11,7 +11,6 @@ tokenizer's identity and the corpus fingerprint.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import zipfile
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_niah.haystacks.sentence_counts import SentenceCounts
+from pytest_niah.haystacks.sentence_counts import SentenceCounts, sentence_cache_file
 from pytest_niah.haystacks.splice import SplicedEncoding
 from pytest_niah.haystacks.tokens import Tokenizer
 
@@ -130,8 +129,5 @@ def _plausible(stored: tuple[np.ndarray, ...], fresh: np.ndarray) -> bool:
 def tokens_file(
     cache_dir: Path | None, tokenizer_identity: str, corpus_fingerprint: str
 ) -> Path | None:
-    """The cache file of one tokenizer and corpus, or ``None`` without a cache folder."""
-    if cache_dir is None:
-        return None
-    key = hashlib.sha256(f"tokens:{_FORMAT}:{tokenizer_identity}:{corpus_fingerprint}".encode())
-    return Path(cache_dir) / "sentence-counts" / f"tokens-{key.hexdigest()[:32]}.npz"
+    """The ids file of one tokenizer and corpus, or ``None`` without a cache folder."""
+    return sentence_cache_file(cache_dir, "tokens", _FORMAT, tokenizer_identity, corpus_fingerprint)

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from pytest_niah.config.gate_expressions import Allowance, Thresholds
-from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.measure.gate_reasons import GateOutcome, gate_reason
 from pytest_niah.measure.records import IntervalRow, MetricRow
 from pytest_niah.measure.stats import Interval
 from pytest_niah.measure.verdicts import (
-    UNPAIRED,
     Outcome,
     Verdict,
     compare_verdict,
@@ -110,30 +108,16 @@ class ComparedRun(Protocol):
 
 
 def delta_verdict(delta: ComparedDelta, allowance: Allowance) -> Verdict:
-    """The verdict on one compared metric under ``allowance``.
-
-    A change of a value that means nothing (``n/m``) is inconclusive whatever its interval
-    says: a model falling to chance can look like a gain of normalized similarity, and one
-    rising from chance like a loss.
-    """
-    verdict = compare_verdict(
+    """The verdict on one compared metric under ``allowance`` (``n/m``: inconclusive)."""
+    return compare_verdict(
         delta.interval(),
         allowance.allowed(delta.baseline),
         baseline_undefined=math.isnan(delta.baseline),
         unresolved=delta.unresolved,
         paired_cells=delta.cells,
         run_cells=delta.cells if delta.run_cells is None else delta.run_cells,
+        not_meaningful=delta.not_meaningful,
     )
-    if delta.not_meaningful and verdict.state != UNPAIRED:
-        label = METRIC_LABELS.get(delta.metric, delta.metric)
-        verdict = replace(
-            verdict,
-            state="inconclusive",
-            past_limit=False,
-            reason=f"{label} is not meaningful here ({delta.not_meaningful})",
-            resolve="gate AUC or comparative ratio instead",
-        )
-    return verdict
 
 
 def unpaired_verdict(allowance: Allowance, run_cells: int) -> Verdict:

@@ -37,9 +37,34 @@ from typing import Literal
 
 from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.display import fmt, signed
+from pytest_niah.measure.resolve_advice import (
+    MDE_Z,
+    REALISTIC_GROUPS,
+    REALISTIC_GROUPS_FACTOR,
+    groups_to_resolve,
+    mde,
+    no_interval,
+    realistic_groups,
+    resolve_advice,
+    why_no_interval,
+)
 from pytest_niah.measure.stats import Interval
 
-MDE_Z = 1.96 + 0.84
+__all__ = [  # the advice's names, read from here by the gates and the reports too
+    "MDE_Z",
+    "REALISTIC_GROUPS",
+    "REALISTIC_GROUPS_FACTOR",
+    "Verdict",
+    "compare_verdict",
+    "groups_to_resolve",
+    "mde",
+    "metric_digits",
+    "minimum_verdict",
+    "no_interval",
+    "realistic_groups",
+    "verdict_message",
+]
+
 State = Literal[
     "regressed",
     "improved",
@@ -53,9 +78,6 @@ Outcome = Literal["fail", "warn", "pass"]
 UNPAIRED: State = "no paired cells"
 FAILING: frozenset[str] = frozenset({"regressed", "below threshold", UNPAIRED})
 PASSING: frozenset[str] = frozenset({"improved", "within allowance", "meets threshold"})
-# Suggest more needle groups only up to this many (realistic_groups); beyond, other levers.
-REALISTIC_GROUPS_FACTOR = 10
-REALISTIC_GROUPS = 1000
 
 
 @dataclass(frozen=True)
@@ -124,6 +146,7 @@ def compare_verdict(
     unresolved: str = "",
     paired_cells: int | None = None,
     run_cells: int | None = None,
+    not_meaningful: str = "",
 ) -> Verdict:
     """The verdict on a metric's change (current - baseline), given the largest drop allowed.
 
@@ -135,6 +158,10 @@ def compare_verdict(
         paired_cells: Cells paired with the baseline at this length; 0: nothing was
             compared, *no paired cells* whatever the numbers.
         run_cells: This run's cells at this length.
+        not_meaningful: Why the metric's value means nothing here (``n/m``), or "": then
+            its change is *inconclusive* whatever its interval says (a model falling to
+            chance can look like a gain of normalized similarity, and one rising from chance
+            like a loss); *no paired cells* stays.
     """
     state, reason, resolve, past = _change_state(
         delta, allowed_drop, baseline_undefined=baseline_undefined, unpaired=paired_cells == 0
@@ -155,6 +182,15 @@ def compare_verdict(
         paired_cells=paired_cells,
         run_cells=run_cells,
     )
+    if not_meaningful and state != UNPAIRED:
+        label = METRIC_LABELS.get(delta.metric, delta.metric)
+        return replace(
+            verdict,
+            state="inconclusive",
+            past_limit=False,
+            reason=f"{label} is not meaningful here ({not_meaningful})",
+            resolve="gate AUC or comparative ratio instead",
+        )
     return _unresolved_or_minority(verdict, unresolved)
 
 
@@ -182,8 +218,8 @@ def _change_state(
         if delta.low >= -allowed_drop
         else "the change's interval reaches past the allowance"
     )
-    resolve = _resolve(delta, allowed_drop, comparison=True)
-    return "inconclusive", _why(delta, because), resolve, past
+    resolve = resolve_advice(delta, allowed_drop, comparison=True)
+    return "inconclusive", why_no_interval(delta, because), resolve, past
 
 
 def _unresolved_or_minority(verdict: Verdict, unresolved: str) -> Verdict:
@@ -224,7 +260,7 @@ def minimum_verdict(value: Interval, threshold: float) -> Verdict:
             if value.low >= threshold
             else "the interval straddles the threshold"
         )
-        state, reason = "inconclusive", _why(value, because)
+        state, reason = "inconclusive", why_no_interval(value, because)
     gap = abs(value.point - threshold) if not math.isnan(value.point) else math.nan
     return Verdict(
         kind="minimum",
@@ -238,63 +274,7 @@ def minimum_verdict(value: Interval, threshold: float) -> Verdict:
         groups=value.groups,
         past_limit=past,
         reason=reason,
-        resolve=_resolve(value, gap) if state == "inconclusive" else "",
-    )
-
-
-def mde(se: float) -> float:
-    """Minimum detectable effect (5% two-sided, 80% power) from a standard error."""
-    return MDE_Z * se if math.isfinite(se) else math.nan
-
-
-def groups_to_resolve(groups: int, se: float, effect: float) -> int | None:
-    """About how many needle groups would make ``effect`` detectable (SE shrinks as 1/sqrt(n))."""
-    if groups < 1 or not math.isfinite(se) or not effect > 0:
-        return None
-    try:
-        needed = groups * (mde(se) / effect) ** 2
-    except OverflowError:  # an effect next to nothing: no grid resolves it
-        return None
-    return max(groups + 1, math.ceil(needed)) if math.isfinite(needed) else None
-
-
-def no_interval(groups: int) -> str:
-    """Why a metric has no interval, in a few words: ``1 needle group`` or ``bootstrap off``."""
-    if groups < 2:
-        return f"{groups} needle group{'' if groups == 1 else 's'}"
-    return "bootstrap off"
-
-
-def _why(interval: Interval, because: str) -> str:
-    if math.isnan(interval.low) or math.isnan(interval.high):
-        return f"no interval: {no_interval(interval.groups)}"
-    return because
-
-
-def realistic_groups(groups: int) -> int:
-    """The most needle groups a suggestion may ask for: 1,000, or ten times today's."""
-    return max(REALISTIC_GROUPS_FACTOR * groups, REALISTIC_GROUPS)
-
-
-def _resolve(interval: Interval, effect: float, *, comparison: bool = False) -> str:
-    if interval.groups < 2:
-        return "use two or more needle groups (--niah-groups): an interval resamples them"
-    if not math.isfinite(interval.se):
-        return "turn the bootstrap on (--niah-bootstrap)"
-    needed = groups_to_resolve(interval.groups, interval.se, effect)
-    if needed is None:
-        return f"no number of needle groups resolves a margin of {effect:.3g}"
-    if needed <= realistic_groups(interval.groups):
-        return (
-            f"about {needed} needle groups (now {interval.groups}) would resolve "
-            f"{effect:.3g}; more positions or controls narrow it too"
-        )
-    wider = ", or allow a wider drop (--niah-compare-fail)" if comparison else ""
-    return (
-        f"a margin of {effect:.3g} is too small to detect at this grid (it detects about "
-        f"{mde(interval.se):.3g}, and would need some {needed:,} needle groups, now "
-        f"{interval.groups}); more needle positions or controls (--niah-positions, "
-        f"--niah-controls) narrow the interval{wider}"
+        resolve=resolve_advice(value, gap) if state == "inconclusive" else "",
     )
 
 
