@@ -58,6 +58,7 @@ from gpu_setup import (
     MINILM,
     STANDIN,
     TOOL,
+    TOOL_PLACE,
     SetupError,
     attention_specs,
     commit,
@@ -105,6 +106,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     check_output(parser, "--json", args.json)
     args.standin_dir = check_folder(parser, "--standin-dir", args.standin_dir)
     if args.standin_tool is not None:
+        if not args.standin_tool.exists():
+            parser.error(
+                f"--standin-tool {args.standin_tool}: does not exist; pass --standin-tool=PATH "
+                f"to a builder (the project ships {TOOL_PLACE}), or --standin-dir=DIR holding "
+                "a stand-in built before"
+            )
         check_input(parser, "--standin-tool", args.standin_tool, "script")
     return args
 

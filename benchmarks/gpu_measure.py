@@ -105,8 +105,8 @@ def engine_batches(
 
 def bare_encode(args: argparse.Namespace, model_name: str, spec: str, inputs: list[Any]) -> Row:
     """Bare ``encode`` of the engine's texts in the engine's batches."""
+    from pytest_niah.embed.batching import MAX_BATCH
     from pytest_niah.embed.loader import load_embedder
-    from pytest_niah.embed.runner import MAX_BATCH
     from pytest_niah.experiment import budget
 
     config = engine_config(args, model_name, spec)

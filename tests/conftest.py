@@ -122,6 +122,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ..."). Importing it here, in the main thread and before any test, rules that out. A run
     of pure unit tests (``-k`` on one of them) still starts without it.
     """
+    for item in items:
+        if _end_to_end(item):
+            item.add_marker(pytest.mark.integration)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if any(
@@ -132,6 +135,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         with collection_paused():
             import sentence_transformers  # noqa: F401
         _collect_less_in_a_test_process()
+
+
+# Test files that run pytest-niah end to end: a real server, a fresh interpreter, a killed
+# process, a docs page's or a workflow's commands, a wheel built; with every pytester plugin
+# run, they are the `integration` tier (-m "not slow and not integration": the developer loop).
+ROOT = Path(__file__).resolve().parents[1]
+END_TO_END = (
+    "tests/audit/",
+    "tests/docs/test_docs_commands.py",
+    "tests/docs/test_docs_team_workflow.py",
+    "tests/docs/test_docs_workflows.py",
+    "tests/robustness/test_interrupted_run.py",
+    "tests/robustness/test_kill_",
+    "tests/test_progress.py",
+    "tests/test_quickstart.py",
+    "tests/test_release.py",
+    "tests/test_workflow_run.py",
+    "tests/embed/test_served_",
+)
+
+
+def _end_to_end(item: pytest.Item) -> bool:
+    path = item.path.relative_to(ROOT).as_posix() if item.path.is_relative_to(ROOT) else ""
+    return "pytester" in getattr(item, "fixturenames", ()) or path.startswith(END_TO_END)
 
 
 def _collect_less_in_a_test_process() -> None:

@@ -44,6 +44,12 @@ def test_ruff_finds_nothing_in_the_package_tests_and_benchmarks():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_every_file_is_formatted_as_the_pinned_ruff_formats_it():
+    # Found (#46.5): `ruff format --check .` failed on a test file (ruff unpinned, not run).
+    done = run(sys.executable, "-m", "ruff", "format", "--check", ".")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
     """The strongly connected groups of two or more modules (Tarjan), each sorted."""
     index: dict[str, int] = {}

@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_niah.config.paths import CACHE_FILE
-from pytest_niah.embed.runner import MAX_BATCH, EmbeddingStats, Encoder
+from pytest_niah.embed.batching import MAX_BATCH, form_batches
+from pytest_niah.embed.runner import EmbeddingStats, Encoder
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.vector_table import VectorTable
 from pytest_niah.errors import EmbedderError, EmbeddingError
@@ -144,13 +145,21 @@ def test_a_warm_store_means_nothing_is_embedded(store: EmbeddingStore):
     assert vectors_of(warm_table, items).tobytes() == vectors_of(cold_table, items).tobytes()
 
 
-def test_a_partly_warm_store_embeds_only_the_missing(store: EmbeddingStore):
+def test_a_partly_warm_store_reads_whole_batches_and_embeds_the_rest_whole(
+    store: EmbeddingStore,
+):
+    # A batch the cache holds only in part is embedded whole (#42.6): each input's vector is
+    # the one its own batch gives, as in a cold run.
     run(FakeEmbedder(), make_inputs(100, tokens=[5, 6, 7]), store)
     fake = FakeEmbedder()
     items = make_inputs(150, tokens=[5, 6, 7])
     encoder, table = run(fake, items, store, batch_size=7, chunks=4)
-    assert sorted(fake.seen) == sorted(i.key for i in items[100:])
-    assert (encoder.stats.embedded, encoder.stats.read) == (50, 100)
+    cached = {i.key for i in items[:100]}
+    batches = list(form_batches(items, lambda tokens: 7))
+    cold = [b for b in batches if not all(i.key in cached for i in b)]
+    assert sorted(fake.seen) == sorted(i.key for b in cold for i in b)
+    assert [len(b) for b in fake.batches] == [len(b) for b in cold]
+    assert encoder.stats.read == 150 - sum(len(b) for b in cold) > 0
     assert np.array_equal(vectors_of(table, items), expected(items))
 
 
@@ -184,7 +193,7 @@ def test_non_finite_rows_are_returned_but_not_stored(store: EmbeddingStore):
     assert np.isnan(rows[1]).all() and np.isfinite(rows[[0, 2]]).all()
     assert store.count() == 2
     again, _ = run(FakeEmbedder(nan_texts="nan"), items, store)
-    assert again.stats.embedded == 1  # only the NaN row is tried again
+    assert again.stats.embedded == 3  # the NaN row's batch is tried again, whole
 
 
 class SparseFake(FakeEmbedder):
