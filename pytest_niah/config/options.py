@@ -573,9 +573,9 @@ OPTIONS: tuple[Option, ...] = (
         "compare-allow",
         p.choices_parser(COMPARED),
         (),
-        "Compare with a baseline that differs in these fields (comma list), e.g. "
-        "'tokenizer' to compare models with different tokenizers; any other difference is "
-        "refused.",
+        "Compare with a baseline that differs in these fields (comma list), e.g. 'seed' "
+        "or 'positions'; any other difference is refused (a tokenizer's never is: each "
+        "run's lengths are in its own model's tokens).",
         metavar="FIELDS",
         ini="linelist",
         experiment=False,
