@@ -9,6 +9,7 @@ give the unsharded run's results byte for byte.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -40,17 +41,33 @@ def config() -> NiahConfig:
 
 
 @pytest.fixture(scope="module")
-def unsharded(config: NiahConfig) -> str:
-    return run_experiment(config, use_cache=False).without_speed().to_json()
+def whole_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("minilm-whole-cache")
 
 
 @pytest.fixture(scope="module")
-def sharded(config: NiahConfig, tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+def unsharded(config: NiahConfig, whole_cache: Path) -> str:
+    # A cold cache: every vector is embedded here.
+    return run_experiment(config, cache_dir=whole_cache).without_speed().to_json()
+
+
+def cold_vectors_warm_sentences(whole_cache: Path, folder: Path) -> Path:
+    """A cache folder with the books' sentence counts (slow to make) and no vector."""
+    shutil.copytree(whole_cache / "sentence-counts", folder / "sentence-counts")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def sharded(
+    config: NiahConfig, unsharded: str, whole_cache: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[int, Path]:
     folders = {}
     for count in (1, 2, 3):
         folder = tmp_path_factory.mktemp(f"minilm-parts-{count}")
         for index in range(1, count + 1):
-            run_shard(config, Shard(index, count), folder, use_cache=False)
+            cache = tmp_path_factory.mktemp(f"minilm-cache-{count}-{index}")
+            cache = cold_vectors_warm_sentences(whole_cache, cache)
+            run_shard(config, Shard(index, count), folder, cache_dir=cache)
         folders[count] = folder
     return folders
 
@@ -60,19 +77,18 @@ def test_the_gate_job_gives_the_unsharded_results_byte_for_byte(config, unsharde
     assert results_from_shards(config, sharded[count]).to_json() == unsharded
 
 
-def test_a_resumed_run_reads_whole_batches_and_embeds_the_rest_whole(config, unsharded, tmp_path):
+def test_a_resumed_run_reads_whole_batches_and_embeds_the_rest_whole(
+    config, unsharded, whole_cache, tmp_path
+):
     # A cache holding some batches (a killed run's) and some inputs of others (another
     # run's): the resumed run gives the cold run's results, byte for byte.
-    first = run_shard(config, Shard(1, 2), tmp_path / "half", cache_dir=tmp_path / "cache")
+    cache = cold_vectors_warm_sentences(whole_cache, tmp_path / "cache")
+    first = run_shard(config, Shard(1, 2), tmp_path / "half", cache_dir=cache)
     assert read_part(first).keys
-    assert run_experiment(config, cache_dir=tmp_path / "cache").without_speed().to_json() == (
-        unsharded
-    )
+    assert run_experiment(config, cache_dir=cache).without_speed().to_json() == unsharded
 
 
 def test_a_part_claiming_another_part_s_batch_is_named(config, sharded, tmp_path):
-    import shutil
-
     folder = tmp_path / "parts"
     shutil.copytree(sharded[2], folder)
     one, two = (read_part(folder / f"part-00{i}-of-002.npz") for i in (1, 2))
