@@ -1,4 +1,4 @@
-"""Bad input, secrets and limits of ``pytest-niah audit``: exit 2 before any request, no secret."""
+"""Bad input, secrets and limits of ``pytest-niah audit``: exit 4 (usage) before any request, no secret."""
 
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ def run(capsys, *argv: str) -> tuple[int, str]:
         (["openai+http://127.0.0.1:9/v1#m", "--tokenizer", "x", "--max-batch", "-1"], "1 or more"),
     ],
 )
-def test_usage_errors_exit_2_with_the_fix(capsys, argv, says):
+def test_usage_errors_exit_4_with_the_fix(capsys, argv, says):
     code, text = run(capsys, *argv)
-    assert code == 2
+    assert code == 4  # pytest's usage error, as every command and the plugin (docs/errors.md)
     assert says in text
 
 
-def test_bad_outputs_and_expect_files_exit_2_before_any_request(capsys, server, tmp_path):
+def test_bad_outputs_and_expect_files_exit_4_before_any_request(capsys, server, tmp_path):
     model = server.model_name()
     base = [model, "--tokenizer", "packaged-minilm"]
     (tmp_path / "bad.json").write_text("{not json")
@@ -46,14 +46,14 @@ def test_bad_outputs_and_expect_files_exit_2_before_any_request(capsys, server, 
     ]
     for extra, says in cases:
         code, text = run(capsys, *base, *extra)
-        assert (code, says in text) == (2, True), text
+        assert (code, says in text) == (4, True), text
     assert server.stats.requests == 0
 
 
 def test_a_secret_in_the_address_is_refused_and_never_printed(capsys, server):
     address = server.model_name().replace("/v1#", f"/v1?api_key={SECRET}#")
     code, text = run(capsys, address, "--tokenizer", "packaged-minilm", "--api-key-env", KEY_ENV)
-    assert code == 2
+    assert code == 4  # pytest's usage error, as every command and the plugin (docs/errors.md)
     assert "holds the API key itself" in text
     assert SECRET not in text
     assert server.stats.requests == 0
@@ -72,7 +72,7 @@ def test_a_server_echoing_the_key_never_gets_it_into_output_or_files(audit, serv
 def test_a_server_slower_than_the_timeout_is_retried_then_refused(audit, server):
     server.faults.hold = 1.0
     found = audit("--timeout", "0.2", "--retries", "1")
-    assert found.code == 2
+    assert found.code == 4
     assert "failed 2 tries" in found.err
     assert "no response within 0.2 s (--timeout)" in found.err
     assert "raise --timeout (now 0.2 s)" in found.err  # the audit's own options, named
