@@ -1,4 +1,4 @@
-"""Bad input, secrets and limits of ``pytest-niah audit``: exit 4 (usage) before any request, no secret."""
+"""Bad input, secrets and limits of ``pytest-niah audit``: exit 4 before any request, no secret."""
 
 from __future__ import annotations
 
