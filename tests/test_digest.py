@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_niah.config.niah import NiahConfig
+from pytest_niah.config.niah import TRANSPORT, NiahConfig
 from pytest_niah.digest import canonical_json, digest
 from pytest_niah.embed.identity import ModelIdentity
 from pytest_niah.inputs.expansions import ExpansionSet
@@ -84,9 +84,12 @@ def test_expansion_set_fingerprint_is_pinned() -> None:
 @pytest.mark.parametrize("config", [NiahConfig(model="m"), NiahConfig(model="mödel", corpus="bü")])
 def test_config_fingerprint_keeps_its_canonical_form(config: NiahConfig) -> None:
     # The defaults change as options are added, so the form is pinned, not the value.
-    text = json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
+    # The form hashes key_dict(): to_dict() without the transport options (config.niah.TRANSPORT:
+    # timeout, concurrency, api-key env), which deliberately key no results.
+    assert set(config.to_dict()) - set(config.key_dict()) == TRANSPORT
+    text = json.dumps(config.key_dict(), sort_keys=True, separators=(",", ":"))
     assert config.fingerprint() == hashlib.sha256(text.encode()).hexdigest()[:16]
-    assert config.fingerprint() == digest(config.to_dict())[:16]
+    assert config.fingerprint() == digest(config.key_dict())[:16]
 
 
 def test_results_key_keeps_its_canonical_form(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -102,7 +105,7 @@ def test_results_key_keeps_its_canonical_form(monkeypatch: pytest.MonkeyPatch) -
     )
     identity = {
         "schema": RESULTS_SCHEMA_VERSION,
-        "config": config.to_dict(),
+        "config": config.key_dict(),  # transport options (config.niah.TRANSPORT) key no results
         "model": "ab" * 32,
         "corpus": "c0" * 32,
         "needles": "4e" * 32,

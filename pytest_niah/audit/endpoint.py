@@ -93,8 +93,8 @@ class Meter:
 class Refusal(EmbedderError):
     """A request the server refused (4xx): its status and the start of its message."""
 
-    def __init__(self, status: int, message: str, base: EmbedderError) -> None:
-        super().__init__(base.problem, base.hint)
+    def __init__(self, problem: str, hint: str, *, status: int = 0, message: str = "") -> None:
+        super().__init__(problem, hint)
         self.status = status
         self.message = message
 
@@ -105,7 +105,9 @@ class AuditClient(EmbeddingsClient):
     def refused(self, reply: Reply, url: str) -> EmbedderError:
         """The run's error for a refusal, with the status and a short, key-free message."""
         base = super().refused(reply, url)
-        return Refusal(reply.status, self.message(reply.body), base)
+        return Refusal(
+            base.problem, base.hint, status=reply.status, message=self.message(reply.body)
+        )
 
     def message(self, body: bytes) -> str:
         """The refusal's own words (``error.message``, ``error``, ``detail``), key blanked."""

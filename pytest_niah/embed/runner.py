@@ -176,7 +176,9 @@ class Encoder:
                     self._take(read)
                 return
             # A batch read in part would be embedded in another company than its own: the
-            # model embeds it whole, as a cold run does.
+            # model embeds it whole, as a cold run does, and its vectors replace the rows
+            # found (a warm run then reads what this one used; a damaged row is mended).
+            self._discard([item for item in fresh if item.key in found])
         self._encode(fresh)
 
     def _take(self, read: list[tuple[ModelInput, np.ndarray]]) -> None:

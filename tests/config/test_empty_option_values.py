@@ -86,7 +86,8 @@ def test_the_commands_refuse_an_empty_value_of_their_own_options(argv, tmp_path)
         [sys.executable, "-m", "pytest_niah", *argv],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode == 2, done.stdout + done.stderr
+    # A usage error: exit 4, as pytest's; 2 would mean interrupted.
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
     flag = next(a for a in argv if a.startswith("--")).split("=")[0]
     assert f"argument {flag}: " in done.stderr and "is empty (an unset variable?)" in done.stderr
     assert list(tmp_path.iterdir()) == []

@@ -59,6 +59,8 @@ def comparison(result: pytest.RunResult, label: str) -> tuple[str, list[dict[str
     assert re.split(r"\s{2,}", table[0]) == HEADER
     rows = []
     for line in table[1:]:
+        if line.startswith("note: "):  # the table's notes (n/m, accepted differences)
+            continue
         cells = re.split(r"\s{2,}", line)
         cells += [""] * (len(HEADER) - len(cells))
         rows.append(dict(zip(HEADER, cells, strict=True)))

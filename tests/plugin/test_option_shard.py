@@ -65,14 +65,16 @@ def test_inconsistent_shard_options_are_usage_errors(niah, args, message):
 
 def test_several_problems_are_reported_together_before_any_work(niah):
     (niah.pytester.path / "a-file").write_text("in the way\n")
-    result = run(niah, "--niah-shard=1/2", "--niah-save=", "--niah-json=a-file/out.json")
+    result = run(
+        niah, "--niah-shard=1/2", "--niah-compare-fail=ratio:5%", "--niah-json=a-file/out.json"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
             "*4 problems, each with its fix:",
             "*1. --niah-shard needs --niah-shard-dir*",
             "*2. --niah-shard jobs embed and write a part file only; --niah-json belongs*",
-            "*3. --niah-save is empty*",
+            "*3. --niah-compare-fail has nothing to compare with*",
             f"*4. --niah-json: {niah.pytester.path}/a-file/out.json cannot be created: "
             f"{niah.pytester.path}/a-file is not a folder*",
         ]

@@ -90,12 +90,12 @@ def _say(line: str) -> None:
 
 
 def _announcing(original: Callable[..., Path]) -> Callable[..., Path]:
-    def write_atomic(path: Any, data: Any) -> Path:
+    def write_atomic(path: Any, data: Any, **options: Any) -> Path:
         if ANNOUNCE:
             _say("w")
         started = time.perf_counter()
         try:
-            return original(path, data)
+            return original(path, data, **options)
         finally:
             WRITE_TIMES.append(time.perf_counter() - started)
 

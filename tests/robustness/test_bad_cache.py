@@ -294,12 +294,12 @@ def test_bad_rows_are_embedded_again_and_the_results_are_unchanged(niah_run):
     again = niah_run.run("--niah-cache-dir=cache", "--niah-json=again.json", model=STATIC)
     assert again.ret == pytest.ExitCode.OK, again.stdout.str()
     niah_run.no_traceback(again)
-    assert embedding_stats(again) == {
-        "embedded": len(damaged),
-        "read": total - len(damaged),
-        "dropped": len(damaged),
-    }
-    assert f"; {len(damaged)} unusable cache rows embedded again" in again.stdout.str()
+    # A batch holding a damaged row is embedded again whole (#42.6); a damaged row whose
+    # batch is embedded whole anyway need not be read to be replaced.
+    stats = embedding_stats(again)
+    assert stats["embedded"] + stats["read"] == total
+    assert 0 < stats["dropped"] <= len(damaged) <= stats["embedded"]
+    assert f"; {stats['dropped']} unusable cache rows embedded again" in again.stdout.str()
     assert same_results(niah_run.path / "again.json", niah_run.path / "clean.json")
     assert vectors(path) == good, "the cache was not mended"
 

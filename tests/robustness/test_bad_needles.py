@@ -57,10 +57,19 @@ BAD_FILES = {
 }
 
 
+@pytest.fixture
+def all_groups(niah_run):
+    """``niah_run`` without the tiny grid's ``--niah-groups``: a custom needle set runs all
+    of its groups (the option's default). An empty ``--niah-groups=`` is refused."""
+    del niah_run.grid["groups"]
+    return niah_run
+
+
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
-def test_bad_file_is_a_usage_error(niah_run, name):
+def test_bad_file_is_a_usage_error(all_groups, name):
+    niah_run = all_groups
     path = NEEDLES / name
-    result = niah_run.run(f"--niah-needles={path}", "--niah-groups=")
+    result = niah_run.run(f"--niah-needles={path}")
     err = niah_run.assert_usage_error(
         result, "pytest-niah: Needle set", str(path), "Fix:", *BAD_FILES[name]
     )
@@ -86,22 +95,23 @@ def test_bad_file_through_run_experiment(tmp_path):
         run_experiment(config)
 
 
-def test_bad_file_from_the_ini_file(niah_run):
+def test_bad_file_from_the_ini_file(all_groups):
     """A relative path in the ini file is read relative to it, and named in the error."""
+    niah_run = all_groups
     (niah_run.path / "needles").mkdir()
     (niah_run.path / "needles" / "mine.json").write_bytes(
         (NEEDLES / "bad_onehop_shares_word.json").read_bytes()
     )
     niah_run.pytester.makeini("[pytest]\nniah_needles = needles/mine.json\n")
-    result = niah_run.run("--niah-groups=")
+    result = niah_run.run()
     niah_run.assert_usage_error(
         result, str(niah_run.path / "needles" / "mine.json"), "group 'pet-01'", "Fix:"
     )
 
 
-def test_valid_set_runs(niah_run):
+def test_valid_set_runs(all_groups):
     """The control: the set every bad file breaks runs cleanly."""
-    result = niah_run.run(f"--niah-needles={NEEDLES / 'valid_pets.json'}", "--niah-groups=")
+    result = all_groups.run(f"--niah-needles={NEEDLES / 'valid_pets.json'}")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.assert_outcomes(passed=1, xfailed=8)
 
@@ -124,10 +134,11 @@ def test_valid_set_runs(niah_run):
     ],
     ids=["empty", "utf16", "array", "no-groups", "deeply-nested", "lone-surrogate"],
 )
-def test_bad_content_is_a_usage_error(niah_run, content, fragments):
+def test_bad_content_is_a_usage_error(all_groups, content, fragments):
+    niah_run = all_groups
     path = niah_run.path / "needles.json"
     path.write_bytes(content)
-    result = niah_run.run("--niah-needles=needles.json", "--niah-groups=")
+    result = niah_run.run("--niah-needles=needles.json")
     niah_run.assert_usage_error(result, str(path), "Fix:", *fragments)
 
 
@@ -185,10 +196,9 @@ def test_a_long_needle_of_a_group_not_selected_does_not_stop_the_run(niah_run):
     niah_run.no_traceback(result)
 
 
-def test_custom_needle_longer_than_the_haystack(niah_run):
-    result = niah_run.run(
-        f"--niah-needles={NEEDLES / 'long_needle.json'}", "--niah-groups=", "--niah-lengths=128"
-    )
+def test_custom_needle_longer_than_the_haystack(all_groups):
+    niah_run = all_groups
+    result = niah_run.run(f"--niah-needles={NEEDLES / 'long_needle.json'}", "--niah-lengths=128")
     niah_run.assert_stopped(
         result,
         "lexical-tfidf",

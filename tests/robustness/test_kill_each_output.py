@@ -149,7 +149,8 @@ class Server:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.live, signal.SIGKILL)
         if self.proc.stdin is not None:
-            self.proc.stdin.close()
+            with contextlib.suppress(BrokenPipeError):  # the writer ended: its failure says why
+                self.proc.stdin.close()
         try:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
