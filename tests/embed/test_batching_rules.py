@@ -45,7 +45,15 @@ def test_a_batch_is_full_at_exactly_its_size():
 
 @pytest.mark.parametrize(
     ("budget", "size", "tokens", "texts"),
-    [(0, 7, 100, 7), (1000, 7, 100, 10), (1000, 7, 999, 1), (1000, 7, 5000, 1), (10**9, 7, 1, 512)],
+    [
+        (0, 7, 100, 7),
+        (1000, 7, 100, 10),
+        (1000, 7, 999, 1),
+        (1000, 7, 5000, 1),
+        (10**9, 7, 1, 512),
+        (1, 7, 100, 1),
+        (100, 7, 1, 100),
+    ],
 )
 def test_texts_per_batch(budget, size, tokens, texts):
     assert batch_texts(budget, size, tokens) == texts
