@@ -146,6 +146,7 @@ END_TO_END = (
     "tests/docs/test_docs_commands.py",
     "tests/docs/test_docs_team_workflow.py",
     "tests/docs/test_docs_workflows.py",
+    "tests/docs/test_docs_upgrade.py",
     "tests/robustness/test_interrupted_run.py",
     "tests/robustness/test_kill_",
     "tests/test_progress.py",

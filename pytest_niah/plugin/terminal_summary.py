@@ -55,8 +55,8 @@ def summary_lines(session: NiahSession, label: str, results: NiahResults) -> lis
         lines.extend(run_lines(report))
     comparison = session.comparison(label)
     if comparison is not None:
-        windows = f" ({comparison.windows})" if comparison.windows else ""
-        lines.append(f"{label} versus {session.baselines.source(label)}{windows}:")
+        said = f" ({comparison.title_notes})" if comparison.title_notes else ""
+        lines.append(f"{label} versus {session.baselines.source(label)}{said}:")
         lines.extend(
             "  " + line for line in comparison_table(comparison, session.settings.compare_fail)
         )

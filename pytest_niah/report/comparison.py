@@ -50,11 +50,12 @@ class ReportComparison:
     def title(self) -> str:
         """``LABEL versus BASELINE`` (plain text: escape it for the format).
 
-        Where the two runs measured different windows, the title says so in parentheses.
+        Where the two runs measured different windows or read different tokens, the title
+        says so in parentheses (:attr:`Comparison.title_notes`).
         """
         title = f"{self.label} versus {self.baseline}" if self.baseline else self.label
-        windows = self.comparison.windows
-        return f"{title} ({windows})" if windows else title
+        notes = self.comparison.title_notes
+        return f"{title} ({notes})" if notes else title
 
     def cells(self) -> tuple[list[str], list[list[str]]]:
         """The table: the terminal comparison table's header and rows."""

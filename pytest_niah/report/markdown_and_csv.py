@@ -153,12 +153,13 @@ def comparison_markdown(comparison: ReportComparison, level: int = 2) -> list[st
 def shown_title(comparison: ReportComparison) -> str:
     """``LABEL versus BASELINE``, the baseline's path relative to the current folder.
 
-    Where the two runs measured different windows, the title says so in parentheses.
+    Where the two runs measured different windows or read different tokens, the title
+    says so in parentheses (:attr:`Comparison.title_notes`).
     """
     baseline = shown_path(comparison.baseline)
     title = f"{comparison.label} versus {baseline}" if baseline else comparison.label
-    windows = comparison.comparison.windows
-    return f"{title} ({windows})" if windows else title
+    notes = comparison.comparison.title_notes
+    return f"{title} ({notes})" if notes else title
 
 
 def gated_cells(

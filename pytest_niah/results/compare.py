@@ -38,6 +38,7 @@ from pytest_niah.measure.metric_tables import NegativeKey, negatives_by_key, que
 from pytest_niah.measure.records import CaseResult, NegativeScores
 from pytest_niah.measure.verdicts import Verdict
 from pytest_niah.results.compatibility import (
+    NEVER_REFUSED,
     Difference,
     check_comparable,
     control_key,
@@ -78,6 +79,14 @@ class Comparison:
     allowed: tuple[Difference, ...] = ()
     run_cells: dict[_Slice, int] = field(default_factory=dict)
     windows: str = ""
+
+    @property
+    def title_notes(self) -> str:
+        """What the comparison's title says in parentheses, or "": the runs' windows, and
+        each accepted difference that is never refused (the tokenizers of an upgrade)."""
+        notes = [self.windows] if self.windows else []
+        notes += [NEVER_REFUSED[d.field] for d in self.allowed if d.field in NEVER_REFUSED]
+        return "; ".join(notes)
 
     def delta(self, arm: str, length: int, metric: str, scoring: str = "whole") -> Delta | None:
         """The delta of one metric at one length, or ``None`` when not compared."""
