@@ -82,8 +82,11 @@ class Comparison:
 
     @property
     def title_notes(self) -> str:
-        """What the comparison's title says in parentheses, or "": the runs' windows, and
-        each accepted difference that is never refused (the tokenizers of an upgrade)."""
+        """What the comparison's title says in parentheses, or "".
+
+        The runs' windows, then each accepted difference that is never refused (the
+        tokenizers of an upgrade).
+        """
         notes = [self.windows] if self.windows else []
         notes += [NEVER_REFUSED[d.field] for d in self.allowed if d.field in NEVER_REFUSED]
         return "; ".join(notes)
