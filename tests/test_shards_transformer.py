@@ -4,7 +4,8 @@ A transformer's vector for an input moves in its last bits with the batch it cam
 a shard job that batched its share its own way gave the gate job other numbers than the
 unsharded run (144 of 336 cases off by up to 1.2e-7 on the packaged MiniLM). Every job
 forms the run's own batches and embeds whole ones: 1, 2 and 3 shards, pooled seeds too,
-give the unsharded run's results byte for byte.
+give the unsharded run's results byte for byte: on the packaged MiniLM and on the stand-ins
+of jina-embeddings-v3 (XLM-RoBERTa) and -v4 (a Qwen2 decoder).
 """
 
 from __future__ import annotations
@@ -24,10 +25,17 @@ from pytest_niah.experiment.shards import Shard, results_from_shards, run_shard
 pytestmark = pytest.mark.slow
 
 
+@pytest.fixture(scope="module", params=["packaged-minilm", "v3", "v4"])
+def model(request: pytest.FixtureRequest, standin_model) -> str:
+    """A packaged model's name, or a stand-in's folder."""
+    name: str = request.param
+    return name if name.startswith("packaged-") else str(standin_model(name))
+
+
 @pytest.fixture(scope="module")
-def config() -> NiahConfig:
+def config(model: str) -> NiahConfig:
     return NiahConfig(
-        model="packaged-minilm",
+        model=model,
         lengths=(128, 512),
         positions=3,
         groups=("dietary-01", "location-02"),
