@@ -35,6 +35,7 @@ from pytest_niah.experiment.planning import (
     block_count,
     block_inputs,
     block_weights,
+    books_split_meanwhile,
     load_inputs,
     needle_kind,
     plan_in_background,
@@ -210,7 +211,8 @@ class Run:
 
         The blocks come as they are built.
         """
-        measured = self.probe()
+        with books_split_meanwhile(self.inputs.corpus):
+            measured = self.probe()
         return start_planning(
             self.config, self.embedder, self.inputs, self.cache.sentence_counts, measured
         )

@@ -157,6 +157,26 @@ def probe_window(
             store.close()
 
 
+@contextlib.contextmanager
+def books_split_meanwhile(corpus: Corpus) -> Iterator[None]:
+    """Split the books into sentences on a thread while the body runs; joined at its end.
+
+    The body is the window probe: its forward passes and requests release the GIL, so a
+    cold run's sentence splitting (seconds for the packaged books) costs no wall time.
+    """
+    thread = threading.Thread(target=_split, args=(corpus,), name="niah-sentences", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+
+
+def _split(corpus: Corpus) -> None:
+    for book in corpus.books:
+        book.sentences  # noqa: B018 - kept by the book (a cached property)
+
+
 def haystack_builder(
     config: NiahConfig, embedder: Embedder, inputs: Inputs, cache_dir: Path | None
 ) -> HaystackBuilder:
