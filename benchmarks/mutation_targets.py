@@ -71,6 +71,12 @@ TARGETS: dict[str, list[str]] = {
         "tests/measure/test_metrics.py",
         "tests/measure/test_maxsim_rules.py",  # maxsim
     ],
+    "measure/slice_scores.py": [
+        "tests/measure/test_scoring_rules.py",
+        "tests/measure/test_truncation.py",
+        "tests/measure/test_retrieval.py",
+        "tests/measure/test_maxsim_rules.py",  # maxsim's needle-alone scores
+    ],
     "measure/similarity.py": [
         "tests/measure/test_scoring_rules.py",
         "tests/measure/test_maxsim_rules.py",
