@@ -187,7 +187,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "split's maxsplit never changes the first field"
     ),
     **{
-        ("embed/identity.py", "_CHUNK = 1 << 20", description): (
+        ("embed/file_hashes.py", "_CHUNK = 1 << 20", description): (
             "the size of the pieces a file is read in: sha256 over the pieces in order is the "
             "same digest for any size"
         )
@@ -256,9 +256,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a file taken for a folder lists nothing: its iterdir() raises NotADirectoryError, an "
         "OSError, which _subfolders and _run_files_in both answer with []"
     ),
-    # mutB (#34.6 round 3): embed/identity.py
+    # mutB (#34.6 round 3): embed/identity.py (and model_files.py, then part of it)
     (
-        "embed/identity.py",
+        "embed/model_files.py",
         'if data and "\\n" not in data and len(data) < 256:',
         "drop clause 1 of And",
     ): (

@@ -240,4 +240,14 @@ TARGETS: dict[str, list[str]] = {
         "tests/embed/test_identity.py",
         "tests/embed/test_identity_edges.py",
     ],
+    "embed/model_files.py": [
+        "tests/embed/test_identity_rules.py",  # the config size bound, hidden paths named
+        "tests/embed/test_identity_edges.py",
+        "tests/embed/test_identity.py",
+    ],
+    "embed/file_hashes.py": [
+        "tests/embed/test_identity_rules.py",  # memoised once settled, the memo's table
+        "tests/embed/test_identity.py",
+        "tests/embed/test_identity_edges.py",
+    ],
 }
