@@ -109,17 +109,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the cosine of a zero vector is only compared with -0.5 (a flip): 1.0 and 2.0 both "
         "say no flip"
     ),
-    ("measure/scoring.py", "if not texts:", "delete if"): (
+    ("measure/slice_scores.py", "if not texts:", "delete if"): (
         "unreachable: a plan with questions always has needles (see the next entry); and "
         "without the shortcut, no needle scores to the same empty dicts"
     ),
-    ("measure/scoring.py", "return [{} for _ in q_keys]", "return None"): (
+    ("measure/slice_scores.py", "return [{} for _ in q_keys]", "return None"): (
         "unreachable: every question of a run belongs to a needle group whose needles are "
         "planned with it (an empty needle set is refused by the schema), so a plan with "
         "questions always has needles (reviewed in mutation-fresh-981343202.md)"
     ),
     (
-        "measure/scoring.py",
+        "measure/slice_scores.py",
         'float(self.alone[g].get(haystack.needle or "", math.nan)),',
         "drop clause 2 of Or",
     ): (
@@ -141,8 +141,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
             'order=h.order or "",',
         )
     },
-    ("measure/scoring.py", "@dataclass(frozen=True)", "True -> False"): (
-        "_SliceScores is private, built once per slice by its own classmethod and only read: "
+    ("measure/slice_scores.py", "@dataclass(frozen=True)", "True -> False"): (
+        "SliceScores is built once per slice by its own classmethod and only read: "
         "no code assigns to it, so frozen or not, nothing can tell"
     ),
     ("report/report_folder.py", "fsync_folder(staging)", "delete call"): _DURABLE + " (the files)",
@@ -187,7 +187,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "split's maxsplit never changes the first field"
     ),
     **{
-        ("embed/identity.py", "_CHUNK = 1 << 20", description): (
+        ("embed/file_hashes.py", "_CHUNK = 1 << 20", description): (
             "the size of the pieces a file is read in: sha256 over the pieces in order is the "
             "same digest for any size"
         )
@@ -256,9 +256,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a file taken for a folder lists nothing: its iterdir() raises NotADirectoryError, an "
         "OSError, which _subfolders and _run_files_in both answer with []"
     ),
-    # mutB (#34.6 round 3): embed/identity.py
+    # mutB (#34.6 round 3): embed/identity.py (and model_files.py, then part of it)
     (
-        "embed/identity.py",
+        "embed/model_files.py",
         'if data and "\\n" not in data and len(data) < 256:',
         "drop clause 1 of And",
     ): (
@@ -436,7 +436,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
     },
     (
-        "measure/scoring.py",
+        "measure/slice_scores.py",
         "needles = [p for p in at_length if not p.haystack.is_control and p.haystack.kind == kind]",
         "drop clause 1 of And",
     ): (
@@ -444,7 +444,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "arm's needle kind (a str), so `kind == kind` alone already leaves the controls out"
     ),
     (
-        "measure/scoring.py",
+        "measure/slice_scores.py",
         "return [dict(zip(texts, row.tolist(), strict=True)) for row in matrix]",
         "True -> False",
     ): (

@@ -19,6 +19,12 @@ TARGETS: dict[str, list[str]] = {
         "tests/measure/test_gate_records.py",
         "tests/plugin/test_gate_cell.py",
     ],
+    "measure/comparison_verdicts.py": [
+        "tests/measure/test_gating.py",  # delta, unpaired and slice verdicts
+        "tests/measure/test_gates.py",
+        "tests/measure/test_gate_records.py",
+        "tests/results/test_compare_verdicts.py",
+    ],
     "measure/gate_reasons.py": [
         "tests/measure/test_gating.py",
         "tests/report/test_summary_headline.py",
@@ -34,11 +40,16 @@ TARGETS: dict[str, list[str]] = {
         "tests/measure/test_verdicts.py",
     ],
     "measure/verdicts.py": [
-        "tests/measure/test_verdicts_rules.py",  # a verdict's line: why, and the fix
+        "tests/measure/test_verdicts_rules.py",  # the states' edges
         "tests/measure/test_verdicts.py",
         "tests/measure/test_gates.py",
         "tests/measure/test_gating.py",
         "tests/measure/test_resolve_advice.py",
+    ],
+    "measure/verdict_text.py": [
+        "tests/measure/test_verdicts_rules.py",  # a verdict's line: why, and the fix
+        "tests/measure/test_verdicts.py",
+        "tests/measure/test_gating.py",
     ],
     # the speed gate (--niah-speed-fail) and the speed figures it reads
     "experiment/speed.py": [
@@ -70,6 +81,12 @@ TARGETS: dict[str, list[str]] = {
         "tests/measure/test_tables.py",
         "tests/measure/test_metrics.py",
         "tests/measure/test_maxsim_rules.py",  # maxsim
+    ],
+    "measure/slice_scores.py": [
+        "tests/measure/test_scoring_rules.py",
+        "tests/measure/test_truncation.py",
+        "tests/measure/test_retrieval.py",
+        "tests/measure/test_maxsim_rules.py",  # maxsim's needle-alone scores
     ],
     "measure/similarity.py": [
         "tests/measure/test_scoring_rules.py",
@@ -220,6 +237,16 @@ TARGETS: dict[str, list[str]] = {
     # identity: what makes two models the same
     "embed/identity.py": [
         "tests/embed/test_identity_rules.py",  # the schema number, the short form
+        "tests/embed/test_identity.py",
+        "tests/embed/test_identity_edges.py",
+    ],
+    "embed/model_files.py": [
+        "tests/embed/test_identity_rules.py",  # the config size bound, hidden paths named
+        "tests/embed/test_identity_edges.py",
+        "tests/embed/test_identity.py",
+    ],
+    "embed/file_hashes.py": [
+        "tests/embed/test_identity_rules.py",  # memoised once settled, the memo's table
         "tests/embed/test_identity.py",
         "tests/embed/test_identity_edges.py",
     ],

@@ -14,20 +14,14 @@ the results file, snapshots and comparisons all use it. It covers
 - the versions of the libraries that compute it (torch, transformers, sentence-transformers,
   tokenizers, model2vec).
 
-File hashes are streamed, and memoised on (path, inode, size, mtime_ns, ctime_ns) in a small
-SQLite file beside the caches, so a warm run does not re-read gigabytes; an edit that puts
-back the size and modification time still moves the inode change time, which no program can
-set, so it is read again. Nothing here imports torch.
+Which files of a folder count, and their hashes, are :mod:`pytest_niah.embed.model_files`'s
+(memoised by :mod:`pytest_niah.embed.file_hashes`). Nothing here imports torch.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
-import sqlite3
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import metadata
@@ -36,22 +30,12 @@ from typing import Any
 
 from pytest_niah.digest import canonical_json
 from pytest_niah.digest import digest as json_digest
+from pytest_niah.embed.model_files import file_digests
 
 # Bump when pytest-niah changes how it turns a text into a vector (inputs, pooling, casting).
 EMBEDDING_SCHEMA = 2
 # The libraries that compute embeddings: part of every identity, and of a run's versions.
 LIBRARIES = ("torch", "transformers", "sentence-transformers", "tokenizers", "model2vec")
-MEMO_FILE = "file-hashes.sqlite"
-MEMO_TABLE = "file_hashes"  # keyed on the inode and ctime too (the table "hashes" was not)
-# The largest JSON file read for the hidden paths a model's config names (configs are small;
-# a tokenizer.json of many megabytes names none).
-MAX_CONFIG_BYTES = 1 << 20
-# Vocabularies: large, and never naming a file (their strings are tokens).
-VOCABULARY_FILES = frozenset({"tokenizer.json", "vocab.json"})
-_CHUNK = 1 << 20
-# A file changed this recently may change again within the same mtime tick (file systems
-# stamp coarsely), keeping size and mtime_ns: its hash is not memoised until it has settled.
-_SETTLED_NS = 2_000_000_000
 _HUB_SNAPSHOT = re.compile(
     r"models--(?P<org>[^/]+?)--(?P<name>[^/]+)/snapshots/(?P<rev>[0-9a-f]{40})"
     r"(?:/(?P<sub>.*?))?/*$"
@@ -193,143 +177,3 @@ def cached_hub_folder(name: str) -> Path | None:
         return Path(snapshot_download(name, local_files_only=True))
     except Exception:
         return None
-
-
-def file_digests(folder: Path, memo_dir: Path | None = None) -> dict[str, str]:
-    """sha256 of every regular file below ``folder``, by relative path.
-
-    Hidden files are skipped (``.git``, download metadata, editor backups), except those the
-    model's own JSON config names (see :func:`named_hidden_paths`): the loader reads them.
-    Hashes are memoised by (absolute path, inode, size, mtime_ns, ctime_ns) in
-    ``memo_dir``/file-hashes.sqlite when ``memo_dir`` is given and writable.
-    """
-    folder = Path(folder)
-    named = named_hidden_paths(folder)
-    files = sorted(
-        path
-        for path in folder.rglob("*")
-        if path.is_file() and (not _is_hidden(path, folder) or _under_any(path, named))
-    )
-    with _Memo(memo_dir) as memo:
-        return {path.relative_to(folder).as_posix(): memo.digest(path) for path in files}
-
-
-def named_hidden_paths(folder: Path) -> set[Path]:
-    """The hidden files and folders below ``folder`` that its JSON files name.
-
-    sentence-transformers reads a module from the folder ``modules.json`` gives as its
-    ``path``, and a config may point to another file of the folder: if that is a hidden one
-    (``.pooling``), it is as much the model as ``1_Pooling``. Every string of every JSON file
-    of up to ``MAX_CONFIG_BYTES`` (hidden ones and vocabularies skipped) that names an
-    existing hidden path inside the folder counts.
-    """
-    named: set[Path] = set()
-    root = folder.resolve()
-    for config in folder.rglob("*.json"):
-        if config.name in VOCABULARY_FILES or _is_hidden(config, folder) or not config.is_file():
-            continue
-        try:
-            if config.stat().st_size > MAX_CONFIG_BYTES:
-                continue
-            data = json.loads(config.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        for text in _strings(data):
-            relative = text.strip().removeprefix("./")
-            if not any(p.startswith(".") and p not in (".", "..") for p in relative.split("/")):
-                continue  # names no hidden path (most strings: a vocabulary's tokens)
-            for base in {folder, config.parent}:
-                target = base / relative
-                try:
-                    if target.exists() and target.resolve().is_relative_to(root):
-                        named.add(target)
-                except (OSError, RuntimeError, ValueError):  # a loop, a NUL byte
-                    continue
-    return named
-
-
-def _strings(data: Any) -> Iterator[str]:
-    if isinstance(data, str):
-        if data and "\n" not in data and len(data) < 256:
-            yield data
-    elif isinstance(data, dict):
-        for value in data.values():
-            yield from _strings(value)
-    elif isinstance(data, list):
-        for value in data:
-            yield from _strings(value)
-
-
-def _is_hidden(path: Path, folder: Path) -> bool:
-    try:
-        parts = path.relative_to(folder).parts
-    except ValueError:
-        return False
-    return any(part.startswith(".") and part not in (".", "..") for part in parts)
-
-
-def _under_any(path: Path, roots: set[Path]) -> bool:
-    return any(path == root or root in path.parents for root in roots)
-
-
-class _Memo:
-    """Remembered file hashes; a memo that cannot be opened or written just isn't used."""
-
-    def __init__(self, folder: Path | None) -> None:
-        self._conn: sqlite3.Connection | None = None
-        if folder is None:
-            return
-        try:
-            Path(folder).mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(Path(folder) / MEMO_FILE, timeout=30)
-            self._conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {MEMO_TABLE} (path TEXT, inode INTEGER, "
-                "size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, sha256 TEXT NOT NULL, "
-                "PRIMARY KEY (path, inode, size, mtime_ns, ctime_ns))"
-            )
-        except (OSError, sqlite3.Error):
-            self._conn = None
-
-    def __enter__(self) -> _Memo:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._conn is not None:
-            self._conn.close()
-
-    def digest(self, path: Path) -> str:
-        real = os.path.realpath(path)
-        stat = os.stat(real)
-        # The inode change time moves on every write, and no program can set it back.
-        key = (real, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-        if self._conn is not None:
-            try:
-                row = self._conn.execute(
-                    f"SELECT sha256 FROM {MEMO_TABLE} WHERE path=? AND inode=? AND size=? "
-                    "AND mtime_ns=? AND ctime_ns=?",
-                    key,
-                ).fetchone()
-            except sqlite3.Error:
-                row = None
-            if row is not None:
-                return str(row[0])
-        digest = _sha256(real)
-        changed = max(stat.st_mtime_ns, stat.st_ctime_ns)
-        if self._conn is not None and time.time_ns() - changed > _SETTLED_NS:
-            try:
-                with self._conn:
-                    self._conn.execute(
-                        f"INSERT OR REPLACE INTO {MEMO_TABLE} VALUES (?, ?, ?, ?, ?, ?)",
-                        (*key, digest),
-                    )
-            except sqlite3.Error:
-                pass  # the memo only saves time
-        return digest
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()

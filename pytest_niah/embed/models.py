@@ -1,7 +1,8 @@
 """Model names and packaged aliases: cheap checks that need neither torch nor numpy.
 
 The plugin calls :func:`check_model_name` at configure time so a wrong path or a missing
-``--niah-trust-remote-code`` is one usage error, not a failure in every test.
+``--niah-trust-remote-code`` is one usage error, not a failure in every test. A local
+folder's own checks are :mod:`pytest_niah.embed.model_folder`'s.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_niah.config.vocabulary import PACKAGED_MODELS
+from pytest_niah.embed.model_folder import check_model_folder
 from pytest_niah.embed.presets import MODEL_PRESETS
 from pytest_niah.embed.remote_address import api_key, is_remote, parse_remote
 from pytest_niah.embed.remote_presets import is_tiktoken, served_tokenizer
@@ -119,10 +121,6 @@ def resolve_model_name(name: str) -> str:
     return str(folder) if folder is not None else os.path.expanduser(name)
 
 
-# One of these is in every folder sentence-transformers or model2vec can load.
-MODEL_MARKERS = ("modules.json", "config.json")
-
-
 def looks_local(path: str) -> bool:
     """A name meant as a folder rather than a hub id (``./x``, ``/x``, ``~/x``)."""
     return path.startswith((".", "/", "~")) or Path(path).is_absolute()
@@ -222,37 +220,7 @@ def _check_local_or_hub(name: str, *, trust_remote_code: bool) -> None:
 
         check_hub_cache(name)
         return
-    _check_model_folder(path, trust_remote_code=trust_remote_code)
-
-
-def _check_model_folder(path: str, *, trust_remote_code: bool) -> None:
-    """A local folder that exists, holds a model, and runs no code of its own unless trusted."""
-    folder = Path(path).expanduser()
-    if not folder.exists():
-        raise EmbedderError(
-            f"model path {path!r} does not exist",
-            "give an existing folder that holds a sentence-transformers model, or a hub name "
-            "such as 'org/model'",
-        )
-    if not folder.is_dir():
-        raise EmbedderError(
-            f"model path {path!r} is not a folder",
-            "give the folder that holds the model's files (config.json, the weights, the "
-            "tokenizer), not one of those files",
-        )
-    if not any((folder / marker).is_file() for marker in MODEL_MARKERS):
-        raise EmbedderError(
-            f"model folder {path!r} holds no model (no {' or '.join(MODEL_MARKERS)})",
-            "give the folder a model was saved to with SentenceTransformer.save(...) or "
-            "save_pretrained(...)",
-        )
-    own_code = modules_outside_sentence_transformers(folder)
-    if own_code and not trust_remote_code:
-        raise EmbedderError(
-            f"model folder {path!r} runs its own code ({', '.join(own_code)} in modules.json), "
-            "which pytest-niah never allows by default",
-            "if you trust it, add --niah-trust-remote-code",
-        )
+    check_model_folder(path, trust_remote_code=trust_remote_code)
 
 
 def no_token_vectors(name: str) -> ConfigError:
@@ -277,30 +245,3 @@ def check_token_vectors(name: str) -> None:
     """
     if name.startswith(LEXICAL_PREFIX) or is_remote(name) or name in PACKAGED:
         raise no_token_vectors(name)
-
-
-# PyLate's classes that sentence-transformers' MultiVectorEncoder loads as its own, never
-# importing pylate: naming them runs no code outside the library.
-LIBRARY_ALIASED_MODULES = frozenset({"pylate.models.Dense.Dense"})
-
-
-def modules_outside_sentence_transformers(folder: Path) -> list[str]:
-    """The module classes a folder's ``modules.json`` names outside sentence-transformers.
-
-    Such a class is the folder's own code (``custom_st.Transformer`` beside ``custom_st.py``)
-    or another package's: importing it runs that code. sentence-transformers 6 refuses it
-    without ``trust_remote_code``; version 5 imported a local folder's class with a warning,
-    so pytest-niah checks for itself. A missing or unreadable ``modules.json`` names none
-    (loading reports what is wrong with it).
-    """
-    import json
-
-    try:
-        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(modules, list):
-        return []
-    refs = [m.get("type") for m in modules if isinstance(m, dict)]
-    outside = [r for r in refs if isinstance(r, str) and not r.startswith("sentence_transformers.")]
-    return [r for r in outside if r not in LIBRARY_ALIASED_MODULES]

@@ -16,7 +16,8 @@ what the server reports (``max_model_len`` in ``GET /models``, as vLLM does, els
 :mod:`pytest_niah.embed.server_report`), else the
 ``max_seq_length`` of ``sentence_bert_config.json`` beside the tokenizer; else the run is
 refused. Every input is cut to the window minus the tokenizer's special tokens and the prompt,
-so the server reads exactly what a local sentence-transformers model would.
+so the server reads exactly what a local sentence-transformers model would
+(:mod:`pytest_niah.embed.remote_window`).
 
 Requests go out ``--niah-remote-concurrency`` at a time; 408, 429, 5xx, timeouts and broken
 connections are retried with exponential backoff and jitter (``Retry-After`` honoured).
@@ -29,7 +30,6 @@ Only the standard library speaks HTTP (:mod:`pytest_niah.embed.remote_http`).
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
@@ -41,19 +41,17 @@ from typing import Any
 import numpy as np
 
 from pytest_niah.config.options import default
-from pytest_niah.embed.fast_tokenizer import HaystackTokenizer, check_vocabulary
+from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
 from pytest_niah.embed.identity import ModelIdentity, model_identity
-from pytest_niah.embed.models import tokenizer_file
 from pytest_niah.embed.protocol import Windows
 from pytest_niah.embed.remote_address import api_key, parse_remote
-from pytest_niah.embed.remote_http import EXCERPT_CHARS, EmbeddingsClient
-from pytest_niah.embed.remote_presets import is_tiktoken, remote_preset, served_tokenizer
+from pytest_niah.embed.remote_http import EmbeddingsClient
 from pytest_niah.embed.remote_response import response_vectors
+from pytest_niah.embed.remote_window import RemoteWindow
 from pytest_niah.embed.server_fingerprint import ServerFingerprint
 from pytest_niah.embed.server_report import ServerReport
 from pytest_niah.embed.server_watch import EVERY_REQUESTS, EVERY_SECONDS
-from pytest_niah.embed.tiktoken_tokenizer import TiktokenTokenizer, load_tiktoken
-from pytest_niah.errors import ConfigError
+from pytest_niah.embed.tiktoken_tokenizer import TiktokenTokenizer
 from pytest_niah.haystacks.plan import QUERY, ModelInput
 
 WEIGHTS_NOTE = (
@@ -103,13 +101,15 @@ class RemoteEmbedder:
     ) -> None:
         self.name = name
         self.remote = parse_remote(name, key=api_key(api_key_env))
-        self.preset = remote_preset(self.remote.model)
-        self.tokenizer_spec = served_tokenizer(tokenizer, self.remote.model)
-        # A tiktoken encoding has no file beside which a sentence_bert_config.json could sit.
-        self.tokenizer_path = (
-            None if is_tiktoken(self.tokenizer_spec) else tokenizer_file(self.tokenizer_spec)
+        self._reading = RemoteWindow(
+            name,
+            what=self.what,
+            model=self.remote.model,
+            tokenizer=tokenizer,
+            requested=max_seq_length,
+            reported=lambda: self._report.window(),
         )
-        self.requested_window = max_seq_length
+        self.preset, self.tokenizer_spec = self._reading.preset, self._reading.tokenizer_spec
         self.query_prompt = query_prompt
         self.doc_prompt = doc_prompt
         self.api_key_env = api_key_env
@@ -137,7 +137,7 @@ class RemoteEmbedder:
             timeout=self.timeout,
             retries=self.retries,
             backoff=self.backoff,
-            known_window=lambda: self._window[0] if "_window" in self.__dict__ else None,
+            known_window=self._reading.known,
         )
         self._report = ServerReport(self._client, self.remote.model)
 
@@ -202,99 +202,25 @@ class RemoteEmbedder:
         }
         return model_identity(source, settings, versions=False)
 
-    # -- tokenizer and window ----------------------------------------------------------------
+    # -- tokenizer and window (embed.remote_window) ------------------------------------------
 
-    @cached_property
-    def _raw_tokenizer(self) -> Any:
-        from tokenizers import Tokenizer
-
-        try:
-            raw = Tokenizer.from_file(str(self.tokenizer_path))
-        except Exception as exc:
-            raise ConfigError(
-                f"--niah-tokenizer: {str(self.tokenizer_path)!r} is not a fast tokenizer "
-                f"({type(exc).__name__}: {str(exc).strip()[:EXCERPT_CHARS]})",
-                "give the tokenizer.json of the served model, as transformers saves it",
-            ) from None
-        check_vocabulary(self.name, raw)
-        return raw
-
-    @cached_property
+    @property
     def tokenizer(self) -> HaystackTokenizer | TiktokenTokenizer:
         """The served model's tokenizer (``--niah-tokenizer``), truncation and padding off."""
-        if self.tokenizer_path is None:
-            return load_tiktoken(self.tokenizer_spec)
-        return HaystackTokenizer(self._raw_tokenizer)
-
-    @cached_property
-    def _window(self) -> tuple[int, str]:
-        reported = self._report.window()
-        if self.requested_window is not None:
-            if reported is not None and self.requested_window > reported[0]:
-                raise ConfigError(
-                    f"--niah-max-seq-length={self.requested_window} is more than {self.what} "
-                    f"reads (the server reports {reported[1]} {reported[0]})",
-                    f"give at most {reported[0]}",
-                )
-            return self.requested_window, "--niah-max-seq-length"
-        if reported is not None:
-            return reported[0], f"the server's {reported[1]}"
-        if self.preset is not None:
-            return self.preset.max_seq_length, f"the {self.remote.model} preset"
-        if self.tokenizer_path is None:
-            raise self._no_window()
-        config = self.tokenizer_path.parent / "sentence_bert_config.json"
-        try:
-            value = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
-        except (OSError, ValueError, AttributeError):
-            value = None
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value, f"{config.name} beside --niah-tokenizer"
-        raise self._no_window()
-
-    def _no_window(self) -> ConfigError:
-        return ConfigError(
-            f"pytest-niah cannot tell how many tokens {self.what} reads: the server reports no "
-            "max_model_len or max_input_length and the tokenizer has no "
-            "sentence_bert_config.json beside it",
-            "give the server's input limit, special tokens included, as --niah-max-seq-length=N",
-        )
+        return self._reading.tokenizer
 
     @property
     def max_seq_length(self) -> int:
         """The window in tokens, special tokens included."""
-        return self._window[0]
-
-    @cached_property
-    def _prompt_tokens(self) -> dict[str, int]:
-        prompts = {QUERY: self.query_prompt, "document": self.doc_prompt}
-        return {
-            kind: len(self.tokenizer.encode_batch([prompt])[0].ids) if prompt else 0
-            for kind, prompt in prompts.items()
-        }
+        return self._reading.window[0]
 
     @cached_property
     def windows(self) -> Windows:
         """The window minus the tokenizer's special tokens and the prompt's."""
-        window, origin = self._window
-        # tiktoken encodings add none: OpenAI-style APIs count the text's tokens only.
-        specials = (
-            0
-            if self.tokenizer_path is None
-            else int(self._raw_tokenizer.num_special_tokens_to_add(False))
-        )
-        reads = {kind: window - specials - n for kind, n in self._prompt_tokens.items()}
-        if min(reads.values()) < 1:
-            raise ConfigError(
-                f"a window of {window} tokens leaves {self.what} nothing to read after "
-                f"{specials} special tokens and the prompt",
-                "give a larger --niah-max-seq-length or a shorter prompt",
-            )
-        self.notes.append(
-            f"{self.remote.model}: a window of {window} tokens ({origin}), "
-            f"{specials} of them special"
-        )
-        return Windows(reads[QUERY], reads["document"])
+        prompts = {QUERY: self.query_prompt, "document": self.doc_prompt}
+        windows, note = self._reading.windows(prompts)
+        self.notes.append(note)
+        return windows
 
     # -- embedding ---------------------------------------------------------------------------
 

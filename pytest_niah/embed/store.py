@@ -6,7 +6,8 @@ share between processes (pytest-xdist workers): WAL journaling, a busy timeout, 
 transactions and ``INSERT OR IGNORE``, so a write that loses a race is harmless. Every write
 is one transaction: a killed run leaves whole chunks or nothing. Rows that cannot be right
 (another dimension than the model's, NaN or infinity) are dropped when read and counted, so
-the run embeds those inputs again instead of failing or scoring garbage.
+the run embeds those inputs again instead of failing or scoring garbage. The file's layout
+(schema, a row's bytes, one write transaction) is :mod:`pytest_niah.embed.store_schema`'s.
 """
 
 from __future__ import annotations
@@ -21,25 +22,19 @@ from typing import Any, TypeVar
 import numpy as np
 
 from pytest_niah.config.paths import CACHE_ENV
+from pytest_niah.embed.store_schema import (
+    DTYPE,
+    NO_CACHE,
+    Transaction,
+    check_schema,
+    decode_vector,
+    insert_rows,
+)
 from pytest_niah.errors import CacheError
 
 T = TypeVar("T")
 
-CACHE_SCHEMA_VERSION = 2
-_DTYPE = "float32"
 _LOOKUP_CHUNK = 500  # old SQLite builds allow 999 bound parameters
-_NO_CACHE = "or run without the cache (--niah-no-cache)"
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS niah_schema (version INTEGER NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS vectors ("
-    " space TEXT NOT NULL,"
-    " key TEXT NOT NULL,"
-    " dim INTEGER NOT NULL,"
-    " dtype TEXT NOT NULL,"
-    " vector BLOB NOT NULL,"
-    " PRIMARY KEY (space, key)"
-    ") WITHOUT ROWID",
-)
 
 
 class EmbeddingStore:
@@ -79,13 +74,13 @@ class EmbeddingStore:
         return (
             f"the embedding cache folder {self.path.parent} {problem}",
             f"make it writable, point the cache elsewhere (--niah-cache-dir or {CACHE_ENV}), "
-            f"{_NO_CACHE}",
+            f"{NO_CACHE}",
         )
 
     def _damaged(self, problem: str) -> tuple[str, str]:
         return (
             f"the embedding cache {self.path} {problem}",
-            f"delete that file (it only holds embeddings, which are recomputed), {_NO_CACHE}",
+            f"delete that file (it only holds embeddings, which are recomputed), {NO_CACHE}",
         )
 
     def _locked(self, exc: BaseException) -> tuple[str, str]:
@@ -93,7 +88,7 @@ class EmbeddingStore:
             f"the embedding cache {self.path} stayed locked by another process for "
             f"{self.timeout:g} s ({exc})",
             f"wait for the other run to finish, give this run its own cache (--niah-cache-dir), "
-            f"{_NO_CACHE}",
+            f"{NO_CACHE}",
         )
 
     def _open(self) -> sqlite3.Connection:
@@ -102,14 +97,14 @@ class EmbeddingStore:
                 f"the embedding cache {self.path} is a symbolic link; pytest-niah never "
                 "writes through one in its cache (the run would change the file it points to)",
                 f"remove the link, point the cache elsewhere (--niah-cache-dir or {CACHE_ENV}), "
-                f"{_NO_CACHE}",
+                f"{NO_CACHE}",
             )
         if self.path.exists() and not self.path.is_file():
             raise CacheError(
                 f"the embedding cache {self.path} is a folder (or another non-file) where the "
                 "database file goes",
                 f"remove or move it, point the cache elsewhere (--niah-cache-dir or {CACHE_ENV}), "
-                f"{_NO_CACHE}",
+                f"{NO_CACHE}",
             )
         try:
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
@@ -123,7 +118,7 @@ class EmbeddingStore:
             try:
                 with FileLock(f"{self.path}.lock", timeout=self.timeout):
                     self._configure(conn)
-                    self._check_schema(conn)
+                    check_schema(conn, self.path)
             except Timeout as exc:
                 raise CacheError(*self._locked(exc)) from exc
         except CacheError:
@@ -148,32 +143,6 @@ class EmbeddingStore:
         status = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
         if status != "ok":
             raise CacheError(*self._damaged(f"is damaged (quick_check: {status})"))
-
-    def _check_schema(self, conn: sqlite3.Connection) -> None:
-        with _Transaction(conn):
-            exists = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='niah_schema'"
-            ).fetchone()
-            row = conn.execute("SELECT version FROM niah_schema").fetchone() if exists else None
-            if row is not None and row[0] > CACHE_SCHEMA_VERSION:
-                raise CacheError(
-                    f"the embedding cache {self.path} has schema version {row[0]}, written by a "
-                    f"newer pytest-niah (this one reads version {CACHE_SCHEMA_VERSION})",
-                    "upgrade pytest-niah, or give this version its own cache "
-                    f"(--niah-cache-dir or {CACHE_ENV}), {_NO_CACHE}",
-                )
-            if row is not None and row[0] != CACHE_SCHEMA_VERSION:
-                # An older layout only held embeddings: start afresh rather than refuse.
-                for table in ("vectors", "embeddings", "niah_schema"):
-                    conn.execute(f"DROP TABLE IF EXISTS {table}")
-                row = None
-            for statement in _SCHEMA:
-                conn.execute(statement)
-            if row is None:
-                conn.execute("DELETE FROM niah_schema")
-                conn.execute(
-                    "INSERT INTO niah_schema (version) VALUES (?)", (CACHE_SCHEMA_VERSION,)
-                )
 
     # -- use --------------------------------------------------------------------------------
 
@@ -215,7 +184,7 @@ class EmbeddingStore:
                 lambda conn, sql=sql, params=params: conn.execute(sql, params).fetchall()  # type: ignore[misc]
             )
             for key, stored_dim, dtype, blob in rows:
-                vector = _decode(stored_dim, dtype, blob)
+                vector = decode_vector(stored_dim, dtype, blob)
                 if vector is None or (dim is not None and vector.shape[0] != dim):
                     bad.append(key)
                 else:
@@ -233,12 +202,12 @@ class EmbeddingStore:
             raise ValueError(f"{len(keys)} keys but vectors of shape {matrix.shape}")
         finite = [bool(v) for v in np.isfinite(matrix).all(axis=1).ravel()]
         rows = [
-            (space, key, matrix.shape[1], _DTYPE, matrix[i].tobytes())
+            (space, key, matrix.shape[1], DTYPE, matrix[i].tobytes())
             for i, key in enumerate(keys)
             if finite[i]
         ]
         if rows:
-            self.writes += self._run(lambda conn: _insert(conn, rows))
+            self.writes += self._run(lambda conn: insert_rows(conn, rows))
 
     def count(self, space: str | None = None) -> int:
         """Stored vectors, all or in one key space."""
@@ -254,7 +223,7 @@ class EmbeddingStore:
         rows = [(space, key) for key in dict.fromkeys(keys)]
 
         def delete(conn: sqlite3.Connection) -> None:
-            with _Transaction(conn):
+            with Transaction(conn):
                 conn.executemany("DELETE FROM vectors WHERE space = ? AND key = ?", rows)
 
         if rows:
@@ -291,58 +260,3 @@ class EmbeddingStore:
             raise CacheError(*self._damaged(f"cannot be used ({exc})")) from exc
         except sqlite3.DatabaseError as exc:
             raise CacheError(*self._damaged(f"is damaged ({exc})")) from exc
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception (Ctrl-C too)."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def __enter__(self) -> None:
-        # IMMEDIATE takes the write lock up front, so the busy timeout applies to it.
-        self.conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            try:
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self._rollback()
-                raise
-        else:
-            self._rollback()
-
-    def _rollback(self) -> None:
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
-
-
-def _insert(conn: sqlite3.Connection, rows: list[tuple[str, str, int, str, bytes]]) -> int:
-    with _Transaction(conn):
-        before = conn.total_changes
-        conn.executemany(
-            "INSERT OR IGNORE INTO vectors (space, key, dim, dtype, vector) VALUES (?, ?, ?, ?, ?)",
-            rows,
-        )
-        return conn.total_changes - before
-
-
-def _decode(dim: object, dtype: object, blob: object) -> np.ndarray | None:
-    """The stored vector, or ``None`` when the row does not hold what it claims.
-
-    Any row that cannot be read as a finite float32 vector of ``dim`` values (a ``dim`` that
-    is not a positive whole number, another dtype, a blob of another size, NaN or infinity)
-    is ``None``: the caller drops it and embeds that input again. Never raises.
-    """
-    if type(dim) is not int or dim <= 0 or dtype != _DTYPE:
-        return None
-    if not isinstance(blob, bytes) or len(blob) != dim * 4:
-        return None
-    vector = np.frombuffer(blob, dtype=np.float32)
-    return vector if bool(np.isfinite(vector).all()) else None

@@ -15,7 +15,7 @@ from pytest_niah.haystacks.plan import Plan
 from pytest_niah.inputs.needles import NeedleGroup
 from pytest_niah.measure.metric_tables import negatives_by_key, question_scores, summarize
 from pytest_niah.measure.records import EffectiveLength, IntervalRow, MetricRow
-from pytest_niah.measure.scoring import Collected, score_slice
+from pytest_niah.measure.scoring import ArmQuestions, Rows, RunScoring, score_slice
 from pytest_niah.measure.similarity import Scored
 from pytest_niah.measure.stats import bootstrap_intervals, effective_length
 from pytest_niah.results.niah_results import NiahResults, package_versions
@@ -107,25 +107,19 @@ def measure(
     """Scores, tables and intervals of a planned and embedded run: its results."""
     plan, questions, window = layout.plan, layout.questions, layout.model.max_tokens
     scored = Scored.of(vectors.matrix, vectors.index, vectors.multi)
-    collected = Collected()
-    for arm in config.arms:
-        keys = {g.id: plan.queries[questions[arm, g.id]] for g in groups}
-        for scoring in config.scoring:
-            for length in config.lengths:
-                score_slice(
-                    collected,
-                    scored,
-                    plan,
-                    arm=arm,
-                    kind=needle_kind(arm),
-                    scoring=scoring,
-                    length=length,
-                    groups=groups,
-                    queries=keys,
-                    orders=config.orders,
-                    window=window,
-                    draws=config.draws,
-                )
+    run = RunScoring(scored, plan, groups, config.orders, window, config.draws)
+    arms = [
+        ArmQuestions(
+            arm, needle_kind(arm), {g.id: plan.queries[questions[arm, g.id]] for g in groups}
+        )
+        for arm in config.arms
+    ]
+    collected = Rows.joined(
+        score_slice(run, arm, scoring, length)
+        for arm in arms
+        for scoring in config.scoring
+        for length in config.lengths
+    )
     tables = summarize(collected.cases, collected.negatives)
     intervals = _intervals(config, collected) if config.bootstrap else ()
     return NiahResults(
@@ -145,7 +139,7 @@ def measure(
     )
 
 
-def _intervals(config: NiahConfig, collected: Collected) -> tuple[IntervalRow, ...]:
+def _intervals(config: NiahConfig, collected: Rows) -> tuple[IntervalRow, ...]:
     negatives = negatives_by_key(collected.negatives)
     slices: dict[tuple[str, str, int], list[Any]] = {}
     for case in collected.cases:

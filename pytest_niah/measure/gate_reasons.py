@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.measure.chance import at_chance, shown_low
 from pytest_niah.measure.records import IntervalRow
-from pytest_niah.measure.verdicts import UNPAIRED, Verdict, metric_digits
+from pytest_niah.measure.verdict_text import metric_digits
+from pytest_niah.measure.verdicts import UNPAIRED, Verdict
 
 Slice = tuple[str, str, int]  # (arm, scoring, length)
 

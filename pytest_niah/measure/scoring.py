@@ -1,16 +1,17 @@
 """Scores from vectors: every question against every haystack of a length, and the cases.
 
 For each (arm, scoring, length) one score matrix holds each selected question against the
-controls of every group (its negatives) and the arm's needle haystacks. Cases, negatives
-and the retrieval view all read that matrix, built by
-:mod:`pytest_niah.measure.similarity`.
+controls of every group (its negatives) and the arm's needle haystacks
+(:class:`~pytest_niah.measure.slice_scores.SliceScores`). Cases, negatives and the retrieval
+view all read that matrix, built by :mod:`pytest_niah.measure.similarity`.
+:func:`score_slice` returns a slice's rows; a run's rows are its slices' joined, in grid order.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,61 +23,84 @@ from pytest_niah.measure.metrics import normalized_similarity
 from pytest_niah.measure.records import CaseResult, NegativeScores, RetrievalRow
 from pytest_niah.measure.retrieval import rank_metrics
 from pytest_niah.measure.similarity import Scored
+from pytest_niah.measure.slice_scores import SliceScores
 
 INVALID = "non-finite or zero embedding (query, haystack, needle or control)"
 
 
-@dataclass
-class Collected:
-    """Cases, negatives and retrieval rows of a run, in grid order."""
+@dataclass(frozen=True)
+class Rows:
+    """Cases, negatives and retrieval rows, in grid order: a slice's, or a run's joined."""
 
-    cases: list[CaseResult] = field(default_factory=list)
-    negatives: list[NegativeScores] = field(default_factory=list)
-    retrieval: list[RetrievalRow] = field(default_factory=list)
+    cases: tuple[CaseResult, ...] = ()
+    negatives: tuple[NegativeScores, ...] = ()
+    retrieval: tuple[RetrievalRow, ...] = ()
+
+    @classmethod
+    def joined(cls, parts: Iterable[Rows]) -> Rows:
+        """The rows of ``parts``, one after the other."""
+        parts = list(parts)
+        return cls(
+            tuple(c for p in parts for c in p.cases),
+            tuple(n for p in parts for n in p.negatives),
+            tuple(r for p in parts for r in p.retrieval),
+        )
 
 
-def score_slice(
-    collected: Collected,
-    scored: Scored,
-    plan: Plan,
-    *,
-    arm: str,
-    kind: str,
-    scoring: str,
-    length: int,
-    groups: Sequence[NeedleGroup],
-    queries: Mapping[str, str],
-    orders: Sequence[str],
-    window: int | None,
-    draws: Sequence[int | None] = (None,),
-) -> None:
-    """Score one (arm, scoring, length): its cases, negatives and retrieval row.
+@dataclass(frozen=True)
+class RunScoring:
+    """What every slice of a run reads: the vectors, the plan, the questions, the case order.
 
-    Args:
-        collected: Where the results go.
+    Attributes:
         scored: The vectors.
         plan: The haystacks and their pieces.
-        arm: The arm.
-        kind: The needle kind the arm inserts.
-        scoring: The scoring.
-        length: The haystack length.
         groups: The selected needle groups (the questions), in set order.
-        queries: Group id -> the input key of its question in this arm.
         orders: Needle orders, as configured (case order).
         window: Document tokens the model reads (truncation flags).
         draws: The run's haystack draws, as configured (case order: draw, order, position).
     """
-    q_keys = [queries[g.id] for g in groups]
+
+    scored: Scored
+    plan: Plan
+    groups: Sequence[NeedleGroup]
+    orders: Sequence[str]
+    window: int | None
+    draws: Sequence[int | None] = (None,)
+
+
+@dataclass(frozen=True)
+class ArmQuestions:
+    """An arm, the needle kind it inserts, and the input key of each group's question in it.
+
+    Attributes:
+        arm: The arm.
+        kind: The needle kind the arm inserts.
+        queries: Group id -> the input key of its question in this arm.
+    """
+
+    arm: str
+    kind: str
+    queries: Mapping[str, str]
+
+
+def score_slice(run: RunScoring, questions: ArmQuestions, scoring: str, length: int) -> Rows:
+    """One (arm, scoring, length)'s rows: its cases, negatives and retrieval row."""
+    arm, plan, groups = questions.arm, run.plan, run.groups
+    q_keys = [questions.queries[g.id] for g in groups]
     if scoring == MAXSIM:  # the same questions, read as token vectors
         q_keys = [plan.multi[k] for k in q_keys]
-    slice_ = _SliceScores.of(scored, plan, q_keys, length=length, kind=kind, scoring=scoring)
+    slice_ = SliceScores.of(
+        run.scored, plan, q_keys, length=length, kind=questions.kind, scoring=scoring
+    )
     by_id = {p.haystack.id: p for p in slice_.controls}
     control_ids = tuple(by_id)
-    in_case_order = _case_order(draws, orders)
+    in_case_order = _case_order(run.draws, run.orders)
+    cases: list[CaseResult] = []
+    negatives_rows: list[NegativeScores] = []
     ranked = []
     for g, group in enumerate(groups):
         negatives = slice_.negatives[g]
-        collected.negatives.append(
+        negatives_rows.append(
             NegativeScores(
                 arm, scoring, group.id, length, control_ids, tuple(float(s) for s in negatives)
             )
@@ -85,16 +109,18 @@ def score_slice(
         for planned in sorted(mine, key=in_case_order):
             positive, control, cos_qn = slice_.case_scores(g, planned)
             unread = plan.unread(planned, scoring, by_id)
-            case = _case(arm, scoring, group, planned, positive, control, cos_qn, unread, window)
-            collected.cases.append(case)
+            case = _case(
+                arm, scoring, group, planned, positive, control, cos_qn, unread, run.window
+            )
+            cases.append(case)
             if case.duplicate_of is None:
                 ranked.append(np.concatenate([[positive], negatives]))
+    retrieval: tuple[RetrievalRow, ...] = ()
     if ranked:
         # The needle haystack is column 0 of each ranked row, its only relevant one.
         m = rank_metrics(np.array(ranked), np.zeros(len(ranked), dtype=int))
-        collected.retrieval.append(
-            RetrievalRow(arm, scoring, length, m["acc@1"], m["mrr"], m["ndcg@k"])
-        )
+        retrieval = (RetrievalRow(arm, scoring, length, m["acc@1"], m["mrr"], m["ndcg@k"]),)
+    return Rows(tuple(cases), tuple(negatives_rows), retrieval)
 
 
 def _case_order(
@@ -110,78 +136,6 @@ def _case_order(
         )
 
     return key
-
-
-@dataclass(frozen=True)
-class _SliceScores:
-    """One slice's haystacks and the score of each selected question (row) against them.
-
-    Attributes:
-        controls: The controls of every group at the length (the negatives' columns).
-        needles: The arm's needle haystacks at the length.
-        negatives: question x control scores.
-        positives: question x needle haystack scores.
-        alone: Per question, cos(question, needle alone) by needle text.
-    """
-
-    controls: list[PlannedHaystack]
-    needles: list[PlannedHaystack]
-    negatives: np.ndarray
-    positives: np.ndarray
-    alone: list[dict[str, float]]
-    column: Mapping[str, int]
-    control_column: Mapping[str, int]
-
-    @classmethod
-    def of(
-        cls,
-        scored: Scored,
-        plan: Plan,
-        q_keys: Sequence[str],
-        *,
-        length: int,
-        kind: str,
-        scoring: str,
-    ) -> _SliceScores:
-        at_length = [p for p in plan.haystacks if p.haystack.length == length]
-        controls = [p for p in at_length if p.haystack.is_control]
-        needles = [p for p in at_length if not p.haystack.is_control and p.haystack.kind == kind]
-        # One matrix for the slice: a case and its control are scored side by side.
-        pieces = [p.pieces[scoring] for p in (*controls, *needles)]
-        matrix = scored.scores(q_keys, pieces, scoring)
-        return cls(
-            controls,
-            needles,
-            matrix[:, : len(controls)],
-            matrix[:, len(controls) :],
-            _by_needle(scored, q_keys, plan, scoring),
-            {p.haystack.id: j for j, p in enumerate(needles)},
-            {p.haystack.id: i for i, p in enumerate(controls)},
-        )
-
-    def case_scores(self, g: int, planned: PlannedHaystack) -> tuple[float, float, float]:
-        """Question ``g``'s (haystack, own control, needle alone) scores of a needle haystack."""
-        haystack = planned.haystack
-        return (
-            float(self.positives[g, self.column[haystack.id]]),
-            float(self.negatives[g, self.control_column[haystack.control_id]]),
-            float(self.alone[g].get(haystack.needle or "", math.nan)),
-        )
-
-
-def _by_needle(
-    scored: Scored, q_keys: Sequence[str], plan: Plan, scoring: str
-) -> list[dict[str, float]]:
-    """cos(question, needle alone) for every needle text, per question (maxsim's for maxsim)."""
-    texts = list(plan.needles)
-    if not texts:
-        return [{} for _ in q_keys]
-    if scoring == MAXSIM:
-        needles = [[plan.multi[plan.needles[t]]] for t in texts]
-        matrix = scored.scores(q_keys, needles, MAXSIM)
-    else:
-        matrix = scored.scores(q_keys, [[plan.needles[t]] for t in texts], "whole")
-    return [dict(zip(texts, row.tolist(), strict=True)) for row in matrix]
 
 
 def _case(

@@ -22,11 +22,13 @@ regression. Which gates a length has, and the rules over them, are
 
 A passing state needs the point inside the limit too: a percentile interval need not
 contain its point estimate, and a gate must never pass what a point gate would fail. Every
-verdict carries the minimum detectable effect at this grid size (:data:`MDE_Z` times the
-standard error: a 5% two-sided test with 80% power) and what would resolve an inconclusive
-one. ``--niah-inconclusive`` says what an inconclusive verdict does (:meth:`Verdict.outcome`):
-``auto`` fails it when the point estimate is past the limit (or the comparison pairs a
-minority of the cells) and warns otherwise, exactly as strict as a point gate, never weaker.
+verdict carries the minimum detectable effect at this grid size
+(:data:`~pytest_niah.measure.resolve_advice.MDE_Z` times the standard error: a 5% two-sided
+test with 80% power) and what would resolve an inconclusive one. ``--niah-inconclusive``
+says what an inconclusive verdict does (:meth:`Verdict.outcome`): ``auto`` fails it when the
+point estimate is past the limit (or the comparison pairs a minority of the cells) and warns
+otherwise, exactly as strict as a point gate, never weaker. The verdict in one line is
+:func:`pytest_niah.measure.verdict_text.verdict_message`.
 """
 
 from __future__ import annotations
@@ -36,34 +38,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from pytest_niah.config.vocabulary import METRIC_LABELS
-from pytest_niah.display import fmt, signed
-from pytest_niah.measure.resolve_advice import (
-    MDE_Z,
-    REALISTIC_GROUPS,
-    REALISTIC_GROUPS_FACTOR,
-    groups_to_resolve,
-    mde,
-    no_interval,
-    realistic_groups,
-    resolve_advice,
-    why_no_interval,
-)
+from pytest_niah.measure.resolve_advice import mde, resolve_advice, why_no_interval
 from pytest_niah.measure.stats import Interval
-
-__all__ = [  # the advice's names, read from here by the gates and the reports too
-    "MDE_Z",
-    "REALISTIC_GROUPS",
-    "REALISTIC_GROUPS_FACTOR",
-    "Verdict",
-    "compare_verdict",
-    "groups_to_resolve",
-    "mde",
-    "metric_digits",
-    "minimum_verdict",
-    "no_interval",
-    "realistic_groups",
-    "verdict_message",
-]
 
 State = Literal[
     "regressed",
@@ -276,54 +252,3 @@ def minimum_verdict(value: Interval, threshold: float) -> Verdict:
         reason=reason,
         resolve=resolve_advice(value, gap) if state == "inconclusive" else "",
     )
-
-
-# -- the verdict in words ----------------------------------------------------------------------
-
-
-def metric_digits(metric: str) -> int:
-    """Decimals a metric is shown with (separations are small cosine differences)."""
-    return 4 if metric == "separation" else 3
-
-
-def verdict_message(what: str, verdict: Verdict) -> str:
-    """One line for a gate's verdict: numbers, interval, cells, MDE, and how to resolve it."""
-    label = METRIC_LABELS.get(verdict.metric, verdict.metric)
-    paired = (
-        f" (paired {verdict.paired_cells} of {verdict.run_cells} cells)"
-        if verdict.paired_cells is not None and verdict.run_cells is not None
-        else ""
-    )
-    if verdict.state == UNPAIRED:
-        fix = f"; {verdict.resolve}" if verdict.resolve else ""
-        return (
-            f"{what}: {label} not compared{paired}: {verdict.state} ({verdict.reason}: the two "
-            "runs share no cell, e.g. they ran different --niah-lengths or --niah-groups; an "
-            f"error whatever --niah-inconclusive says{fix})"
-        )
-    digits = metric_digits(verdict.metric)
-    interval = (
-        f" [{fmt(verdict.low, digits)}, {fmt(verdict.high, digits)}]"
-        if math.isfinite(verdict.low)
-        else ""
-    )
-    if verdict.kind == "comparison":
-        numbers = (
-            f"{label} changed {signed(verdict.point, digits)}{interval}{paired}, allowed drop "
-            f"{fmt(verdict.limit, digits)}"
-        )
-    else:
-        numbers = f"{label} {fmt(verdict.point, digits)}{interval}, threshold {verdict.limit:g}"
-    mde_text = (
-        f"; MDE {fmt(verdict.mde, digits)} at {verdict.groups} groups"
-        if math.isfinite(verdict.mde)
-        else ""
-    )
-    extra = ""
-    if verdict.state == "inconclusive":
-        extra = (
-            f" ({verdict.reason}; {verdict.resolve})" if verdict.resolve else f" ({verdict.reason})"
-        )
-    elif verdict.reason:
-        extra = f" ({verdict.reason})"
-    return f"{what}: {numbers}{mde_text}: {verdict.state}{extra}"

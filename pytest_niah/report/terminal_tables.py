@@ -17,8 +17,8 @@ from pytest_niah.measure.meaningful import MOSTLY_LEFT_OUT as MOSTLY_LEFT_OUT
 from pytest_niah.measure.meaningful import NOT_MEANINGFUL, normalized_not_meaningful
 from pytest_niah.measure.metrics import NORMALIZED_FLOOR
 from pytest_niah.measure.records import EffectiveLength, IntervalRow, MetricRow, RetrievalRow
-from pytest_niah.measure.verdicts import metric_digits as metric_digits  # report.history_view
-from pytest_niah.measure.verdicts import no_interval
+from pytest_niah.measure.resolve_advice import no_interval
+from pytest_niah.measure.verdict_text import metric_digits as metric_digits  # report.history_view
 from pytest_niah.results.compare import Comparison
 from pytest_niah.results.niah_results import NiahResults
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from pytest_niah.config.gate_expressions import Allowance
 from pytest_niah.errors import CompareError
-from pytest_niah.measure.gating import (
+from pytest_niah.measure.comparison_verdicts import (
     compare_verdicts,
     delta_verdicts,
     slice_verdicts,
@@ -105,11 +105,11 @@ class Comparison:
         return delta_verdicts(self.deltas, allowances, where)
 
     def slice_verdicts(self, allowances: Sequence[Allowance]) -> list[tuple[_Slice, Verdict]]:
-        """Every slice's gate verdicts (:func:`~pytest_niah.measure.gating.slice_verdicts`)."""
+        """Every slice's gate verdicts (:func:`~.comparison_verdicts.slice_verdicts`)."""
         return slice_verdicts(self, allowances)
 
     def gate_verdicts(self, allowances: Sequence[Allowance], where: _Slice) -> list[Verdict]:
-        """One slice's gate verdicts (:func:`~pytest_niah.measure.gating.compare_verdicts`)."""
+        """One slice's gate verdicts (:func:`~.comparison_verdicts.compare_verdicts`)."""
         return compare_verdicts(self, allowances, where)
 
     def to_dict(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from pytest_niah.config.gate_expressions import Allowance
-from pytest_niah.measure.gating import delta_verdict
+from pytest_niah.measure.comparison_verdicts import delta_verdict
 from pytest_niah.measure.metrics import METRICS, QuestionScores, point_metrics
 from pytest_niah.measure.stats import Interval, paired_bootstrap_delta
 from pytest_niah.measure.verdicts import Verdict
@@ -75,7 +75,7 @@ class Delta:
         return Interval(self.metric, self.delta, self.low, self.high, self.se, self.groups)
 
     def verdict(self, allowance: Allowance) -> Verdict:
-        """This change's verdict under ``allowance`` (:func:`~.gating.delta_verdict`)."""
+        """Its verdict under ``allowance`` (:func:`~.comparison_verdicts.delta_verdict`)."""
         return delta_verdict(self, allowance)
 
 

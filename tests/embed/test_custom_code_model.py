@@ -16,11 +16,8 @@ from pathlib import Path
 import pytest
 from embed_fakes import link_into_blobs
 
-from pytest_niah.embed.models import (
-    MODEL_PRESETS,
-    check_model_name,
-    modules_outside_sentence_transformers,
-)
+from pytest_niah.embed.model_folder import modules_outside_sentence_transformers
+from pytest_niah.embed.models import MODEL_PRESETS, check_model_name
 from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
 from pytest_niah.errors import EmbedderError
 

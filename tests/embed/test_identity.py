@@ -18,17 +18,18 @@ from pathlib import Path
 import pytest
 from embed_fakes import link_into_blobs
 
+from pytest_niah.embed import file_hashes
 from pytest_niah.embed import identity as identity_module
+from pytest_niah.embed.file_hashes import MEMO_FILE
 from pytest_niah.embed.identity import (
     EMBEDDING_SCHEMA,
-    MEMO_FILE,
     ModelIdentity,
-    file_digests,
     folder_source,
     hub_source,
     library_versions,
     model_identity,
 )
+from pytest_niah.embed.model_files import file_digests
 from pytest_niah.embed.st_backend import SentenceTransformerEmbedder
 
 MIB = 1 << 20
@@ -58,20 +59,20 @@ def settle(folder: Path, when: int = AN_HOUR_AGO) -> None:
 def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Memoise files changed just now: os.utime sets the mtime back, but the inode change
     time it moves cannot be, and a file is memoised only once both have settled."""
-    monkeypatch.setattr(identity_module, "_SETTLED_NS", -(10**18))
+    monkeypatch.setattr(file_hashes, "_SETTLED_NS", -(10**18))
 
 
 @pytest.fixture
 def hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files the streaming hash reads, in order."""
     calls: list[str] = []
-    real = identity_module._sha256
+    real = file_hashes._sha256
 
     def spy(path: str) -> str:
         calls.append(Path(path).name)
         return real(path)
 
-    monkeypatch.setattr(identity_module, "_sha256", spy)
+    monkeypatch.setattr(file_hashes, "_sha256", spy)
     return calls
 
 
@@ -217,7 +218,7 @@ def test_a_file_changed_just_now_is_not_memoised(tmp_path: Path, hashes: list[st
     stat = weights.stat()
     weights.write_bytes(os.urandom(stat.st_size))
     os.utime(weights, ns=(stat.st_mtime_ns, stat.st_mtime_ns))  # the same tick
-    assert file_digests(folder, memo)["model.safetensors"] == identity_module._sha256(str(weights))
+    assert file_digests(folder, memo)["model.safetensors"] == file_hashes._sha256(str(weights))
 
 
 def test_an_unusable_memo_folder_only_costs_time(tmp_path: Path, hashes: list[str]):
@@ -355,7 +356,7 @@ def test_a_snapshot_with_a_link_replaced_by_a_file_is_known_by_its_files(tmp_pat
     weights.write_bytes(os.urandom(64))  # an editor's save replaces the link
     source = folder_source(snapshot)
     assert source["kind"] == "files"
-    assert source["files"]["model.safetensors"] == identity_module._sha256(str(weights))
+    assert source["files"]["model.safetensors"] == file_hashes._sha256(str(weights))
 
 
 def test_a_hidden_folder_the_models_config_names_is_part_of_its_identity(tmp_path: Path):
@@ -393,5 +394,5 @@ def test_an_edit_that_keeps_size_and_mtime_is_read_again(
     assert (weights.stat().st_size, weights.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
     after = file_digests(folder, memo)
     assert hashes == ["model.safetensors"]
-    assert after["model.safetensors"] == identity_module._sha256(str(weights))
+    assert after["model.safetensors"] == file_hashes._sha256(str(weights))
     assert after["model.safetensors"] != first["model.safetensors"]

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 from embed_fakes import link_into_blobs
 
-from pytest_niah.embed import identity as identity_module
+from pytest_niah.embed import file_hashes, model_files
 from pytest_niah.embed.identity import (
     cached_hub_folder,
-    file_digests,
     folder_source,
     hub_source,
     model_identity,
 )
+from pytest_niah.embed.model_files import file_digests
 
 REVISION = "0123456789abcdef0123456789abcdef01234567"
 AN_HOUR_AGO = time.time_ns() - 3600 * 10**9
@@ -70,9 +70,9 @@ def test_a_config_string_naming_a_hidden_file_adds_it(tmp_path, path):
 def test_json_files_up_to_the_size_limit_are_read_for_hidden_names(tmp_path, extra, read):
     folder = model_folder(tmp_path / "model")
     text = json.dumps({"path": ".extra", "pad": ""})
-    padded = text[:-2] + " " * (identity_module.MAX_CONFIG_BYTES + extra - len(text)) + '"}'
+    padded = text[:-2] + " " * (model_files.MAX_CONFIG_BYTES + extra - len(text)) + '"}'
     (folder / "config.json").write_text(padded, encoding="utf-8")
-    assert (folder / "config.json").stat().st_size == identity_module.MAX_CONFIG_BYTES + extra
+    assert (folder / "config.json").stat().st_size == model_files.MAX_CONFIG_BYTES + extra
     assert (".extra" in file_digests(folder)) is read
 
 
@@ -89,7 +89,7 @@ def test_a_memo_folder_that_does_not_exist_yet_is_created(tmp_path):
     folder = model_folder(tmp_path / "model")
     memo = tmp_path / "cache" / "nested" / "memo"
     file_digests(folder, memo)
-    assert (memo / identity_module.MEMO_FILE).is_file()
+    assert (memo / file_hashes.MEMO_FILE).is_file()
 
 
 def test_a_hub_snapshot_with_a_missing_blob_is_not_known_by_its_revision(tmp_path):
@@ -126,8 +126,8 @@ def test_a_file_with_an_old_mtime_but_a_new_inode_change_time_is_not_memoised(
     for path in folder.iterdir():
         os.utime(path, ns=(AN_HOUR_AGO, AN_HOUR_AGO))  # the change time is still now
     read: list[str] = []
-    real = identity_module._sha256
-    monkeypatch.setattr(identity_module, "_sha256", lambda p: read.append(p) or real(p))
+    real = file_hashes._sha256
+    monkeypatch.setattr(file_hashes, "_sha256", lambda p: read.append(p) or real(p))
     memo = tmp_path / "memo"
     file_digests(folder, memo)
     file_digests(folder, memo)

@@ -8,14 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_niah.embed import identity
-from pytest_niah.embed.identity import (
-    MEMO_FILE,
-    MEMO_TABLE,
-    file_digests,
-    model_identity,
-    named_hidden_paths,
-)
+from pytest_niah.embed import file_hashes
+from pytest_niah.embed.file_hashes import MEMO_FILE, MEMO_TABLE
+from pytest_niah.embed.identity import model_identity
+from pytest_niah.embed.model_files import file_digests, named_hidden_paths
 
 
 def test_an_identity_is_the_same_as_the_last_release_gave_so_caches_carry_over():
@@ -47,7 +43,7 @@ def test_a_files_hash_is_memoised_only_once_it_is_more_than_two_seconds_old(tmp_
     memo = tmp_path / "memo"
 
     def kept_after(age_ns: int) -> int:
-        monkeypatch.setattr(identity, "time", SimpleNamespace(time_ns=lambda: changed + age_ns))
+        monkeypatch.setattr(file_hashes, "time", SimpleNamespace(time_ns=lambda: changed + age_ns))
         file_digests(folder, memo)
         with sqlite3.connect(memo / MEMO_FILE) as db:
             return int(db.execute(f"SELECT COUNT(*) FROM {MEMO_TABLE}").fetchone()[0])

@@ -373,7 +373,7 @@ def test_a_pylate_dense_module_needs_no_trust_flag_but_other_code_does(tmp_path)
     """sentence-transformers maps PyLate's Dense to its own class without importing pylate."""
     import json
 
-    from pytest_niah.embed.models import modules_outside_sentence_transformers
+    from pytest_niah.embed.model_folder import modules_outside_sentence_transformers
 
     modules = [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},

@@ -122,7 +122,7 @@ def scores(data: dict, scoring: str = "whole") -> dict[str, tuple[float, float]]
 def test_the_fixture_is_small_with_v4s_interface_and_its_tasks_change_its_vectors():
     from sentence_transformers import SentenceTransformer
 
-    from pytest_niah.embed.models import modules_outside_sentence_transformers
+    from pytest_niah.embed.model_folder import modules_outside_sentence_transformers
     from pytest_niah.embed.st_multi_vector import token_vector_encoder
 
     files = [p for p in FOLDER.rglob("*") if p.is_file() and "__pycache__" not in p.parts]

@@ -14,7 +14,8 @@ from embed_fakes import FakeEmbedder, fake_vector, make_inputs, write_concurrent
 
 from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.embed.runner import Encoder
-from pytest_niah.embed.store import CACHE_SCHEMA_VERSION, EmbeddingStore
+from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.embed.store_schema import CACHE_SCHEMA_VERSION
 from pytest_niah.errors import CacheError
 
 NO_CACHE = "--niah-no-cache"

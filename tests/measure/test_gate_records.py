@@ -12,7 +12,8 @@ import dataclasses
 import pytest
 
 from pytest_niah.config.gate_expressions import Allowance
-from pytest_niah.measure.gating import COMPARE_FAIL, Gate, unpaired_verdict
+from pytest_niah.measure.comparison_verdicts import unpaired_verdict
+from pytest_niah.measure.gating import COMPARE_FAIL, Gate
 
 
 def test_a_gate_is_immutable_and_hashable():

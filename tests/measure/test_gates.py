@@ -7,7 +7,8 @@ import math
 import pytest
 
 from pytest_niah.config.gate_expressions import Allowance, Thresholds
-from pytest_niah.measure.gating import Gate, gated_at, row_gates, unpaired_verdict
+from pytest_niah.measure.comparison_verdicts import unpaired_verdict
+from pytest_niah.measure.gating import Gate, gated_at, row_gates
 from pytest_niah.measure.records import IntervalRow, MetricRow
 from pytest_niah.measure.stats import Interval
 from pytest_niah.measure.verdicts import UNPAIRED, compare_verdict

@@ -13,6 +13,12 @@ import math
 import pytest
 
 from pytest_niah.config.gate_expressions import Allowance, Thresholds
+from pytest_niah.measure.comparison_verdicts import (
+    compare_verdicts,
+    delta_verdict,
+    delta_verdicts,
+    slice_verdicts,
+)
 from pytest_niah.measure.gate_reasons import GateOutcome, gate_reason, suggest_gates
 from pytest_niah.measure.gating import (
     COMPARE_FAIL,
@@ -20,14 +26,10 @@ from pytest_niah.measure.gating import (
     MIN_RATIO,
     Gate,
     LengthGates,
-    compare_verdicts,
     comparison_gates,
-    delta_verdict,
-    delta_verdicts,
     gate_cell,
     gated_at,
     length_gates,
-    slice_verdicts,
     worst_outcome,
 )
 from pytest_niah.measure.records import IntervalRow, MetricRow

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import re
 
+from pytest_niah.measure.resolve_advice import MDE_Z, groups_to_resolve, realistic_groups
 from pytest_niah.measure.stats import Interval
-from pytest_niah.measure.verdicts import (
-    MDE_Z,
-    compare_verdict,
-    groups_to_resolve,
-    minimum_verdict,
-    realistic_groups,
-)
+from pytest_niah.measure.verdicts import compare_verdict, minimum_verdict
 
 
 def change(point, low, high, *, se, groups, metric="auc"):

@@ -20,7 +20,7 @@ from pytest_niah.haystacks.grid import case_id, control_id
 from pytest_niah.haystacks.haystack import Haystack
 from pytest_niah.haystacks.plan import Plan, PlannedHaystack
 from pytest_niah.inputs.needles import NeedleGroup
-from pytest_niah.measure.scoring import INVALID, Collected, score_slice
+from pytest_niah.measure.scoring import INVALID, ArmQuestions, Rows, RunScoring, score_slice
 from pytest_niah.measure.similarity import Scored
 
 # -- Scored.of ----------------------------------------------------------------------------------
@@ -229,22 +229,11 @@ def plan_of(haystacks: list[PlannedHaystack], scorings=("whole",)) -> Plan:
 
 def slice_of(
     plan: Plan, *, scoring="whole", length=100, window=None, orders=None, scored=None
-) -> Collected:
-    collected = Collected()
-    score_slice(
-        collected,
-        scored or scored_plan(),
-        plan,
-        arm="literal",
-        kind="literal",
-        scoring=scoring,
-        length=length,
-        groups=[GROUP],
-        queries={"g1": "q"},
-        orders=orders or ("inverted", "default"),
-        window=window,
+) -> Rows:
+    run = RunScoring(
+        scored or scored_plan(), plan, [GROUP], orders or ("inverted", "default"), window
     )
-    return collected
+    return score_slice(run, ArmQuestions("literal", "literal", {"g1": "q"}), scoring, length)
 
 
 def whole_plan() -> Plan:
@@ -262,6 +251,22 @@ def whole_plan() -> Plan:
             needle_haystack("default", 4, {whole: ("hA",)}, offset=50, kind="onehop"),
         ]
     )
+
+
+def test_a_slice_returns_its_rows_and_a_run_joins_them_in_order():
+    rows = slice_of(whole_plan())
+    assert (len(rows.cases), len(rows.negatives), len(rows.retrieval)) == (4, 1, 1)
+    run = RunScoring(scored_plan(), whole_plan(), [GROUP], ("default",), None)
+    arm = ArmQuestions("literal", "literal", {"g1": "q"})
+    for record, field in ((rows, "cases"), (run, "window"), (arm, "kind")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(record, field, None)
+    other = slice_of(whole_plan(), window=45)
+    joined = Rows.joined([rows, Rows(), other])
+    assert joined.cases == rows.cases + other.cases
+    assert joined.negatives == rows.negatives + other.negatives
+    assert joined.retrieval == rows.retrieval + other.retrieval
+    assert Rows.joined([]) == Rows()
 
 
 def test_cases_come_in_configured_order_then_position_with_their_ids():

@@ -8,18 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_niah.measure.resolve_advice import MDE_Z, groups_to_resolve, mde, no_interval
 from pytest_niah.measure.stats import Interval
+from pytest_niah.measure.verdict_text import verdict_message
 from pytest_niah.measure.verdicts import (
     FAILING,
-    MDE_Z,
     PASSING,
     UNPAIRED,
     compare_verdict,
-    groups_to_resolve,
-    mde,
     minimum_verdict,
-    no_interval,
-    verdict_message,
 )
 
 POLICIES = ("auto", "fail", "warn", "pass")

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import math
 
+from pytest_niah.measure.resolve_advice import MDE_Z, groups_to_resolve, realistic_groups
 from pytest_niah.measure.stats import Interval
-from pytest_niah.measure.verdicts import (
-    MDE_Z,
-    compare_verdict,
-    groups_to_resolve,
-    minimum_verdict,
-    realistic_groups,
-    verdict_message,
-)
+from pytest_niah.measure.verdict_text import verdict_message
+from pytest_niah.measure.verdicts import compare_verdict, minimum_verdict
 
 
 def test_a_verdict_s_line_ends_with_why_and_what_would_resolve_it():

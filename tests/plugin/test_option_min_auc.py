@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from pytest_niah.measure.verdicts import MDE_Z
+from pytest_niah.measure.resolve_advice import MDE_Z
 
 
 def auc_message(results, arm: str, length: int, threshold: str, state: str) -> str:

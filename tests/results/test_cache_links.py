@@ -17,7 +17,7 @@ from pytest_niah import NiahConfig, run_experiment
 from pytest_niah.config.cache_policy import OWN_ENTRIES, RESULTS_FOLDER, CachePolicy
 from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.config.vocabulary import GUTENBERG
-from pytest_niah.embed.identity import MEMO_FILE
+from pytest_niah.embed.file_hashes import MEMO_FILE
 from pytest_niah.embed.server_fingerprint import REGISTRY_FOLDER
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.errors import CacheError, NiahError

@@ -41,7 +41,7 @@ import torch  # noqa: F401
 import pytest_niah.embed.st_backend
 import pytest_niah.experiment
 import pytest_niah.results.storage  # noqa: F401
-from pytest_niah.embed import store
+from pytest_niah.embed import store, store_schema
 
 TMP_MARK = ".niah-tmp-"
 
@@ -75,8 +75,8 @@ class KillPoint:
             raise ValueError(f"unknown kill point {self.spec!r}")
 
     def _install_insert(self) -> None:
-        original_insert = store._insert
-        original_exit = store._Transaction.__exit__
+        original_insert = store.insert_rows
+        original_exit = store_schema.Transaction.__exit__
         inside = [False]
 
         def insert(conn: Any, rows: Any) -> int:
@@ -97,8 +97,8 @@ class KillPoint:
                 self.fire()
             original_exit(txn, exc_type, exc, tb)
 
-        store._insert = insert  # type: ignore[assignment]
-        store._Transaction.__exit__ = exit_  # type: ignore[method-assign,assignment]
+        store.insert_rows = insert  # type: ignore[assignment]
+        store_schema.Transaction.__exit__ = exit_  # type: ignore[method-assign,assignment]
 
     def _install_write(self) -> None:
         original_replace = os.replace

@@ -30,7 +30,8 @@ import pytest
 from speedless import same_results
 
 from pytest_niah.config.paths import CACHE_FILE
-from pytest_niah.embed.store import CACHE_SCHEMA_VERSION, EmbeddingStore
+from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.embed.store_schema import CACHE_SCHEMA_VERSION
 
 STATIC = "packaged-static"
 NO_CACHE_FIX = "or run without the cache (--niah-no-cache)"

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from speedless import same_results
 
 from pytest_niah.config.paths import CACHE_FILE
-from pytest_niah.embed.store import EmbeddingStore, _decode
+from pytest_niah.embed.store import EmbeddingStore
+from pytest_niah.embed.store_schema import decode_vector
 
 STATIC = "packaged-static"
 DIM = 4
@@ -55,7 +56,7 @@ def valid(dim: object, dtype: object, blob: object) -> bool:
 @settings(max_examples=500, deadline=None)
 @given(dim=DIMS, dtype=DTYPES, blob=BLOBS)
 def test_decode_reads_a_row_or_calls_it_damaged(dim, dtype, blob):
-    vector = _decode(dim, dtype, blob)  # never raises
+    vector = decode_vector(dim, dtype, blob)  # never raises
     if valid(dim, dtype, blob):
         assert vector is not None
         assert vector.dtype == np.float32
@@ -66,7 +67,7 @@ def test_decode_reads_a_row_or_calls_it_damaged(dim, dtype, blob):
 
 def test_decode_examples():
     good = np.arange(1, 5, dtype=np.float32).tobytes()
-    assert _decode(4, "float32", good) is not None
+    assert decode_vector(4, "float32", good) is not None
     for dim, dtype, blob in [
         ("abc", "float32", good),  # the audit's case: int('abc') raised ValueError
         ("4", "float32", good),
@@ -85,7 +86,7 @@ def test_decode_examples():
         (4, "float32", np.full(4, np.nan, np.float32).tobytes()),
         (4, "float32", np.full(4, np.inf, np.float32).tobytes()),
     ]:
-        assert _decode(dim, dtype, blob) is None, (dim, dtype, blob)
+        assert decode_vector(dim, dtype, blob) is None, (dim, dtype, blob)
 
 
 def _store_with_row(folder: Path, dim: object, dtype: object, blob: object) -> Path | None:
