@@ -281,14 +281,9 @@ def _history_html(
     """
     from pytest_niah.report.history_plot import history_figure
     from pytest_niah.report.history_view import history_section
-    from pytest_niah.results.run_history import (
-        DEFAULT_METRICS,
-        History,
-        Series,
-        Skipped,
-        build_history,
-        read_runs,
-    )
+    from pytest_niah.results.history_series import Series
+    from pytest_niah.results.run_history import DEFAULT_METRICS, History, build_history
+    from pytest_niah.results.saved_runs import Skipped, read_runs
 
     wanted = list(dict.fromkeys(str(label) for label in labels))
     if not wanted:

@@ -13,7 +13,8 @@ from pytest_niah.report.escape import one_line
 from pytest_niah.report.figures import MatplotlibMissingError
 from pytest_niah.report.history_table import short_text
 from pytest_niah.results.history_metrics import metric_label
-from pytest_niah.results.run_history import DRIFT_MIN, History, Point, Series
+from pytest_niah.results.history_series import DRIFT_MIN, Point, Series
+from pytest_niah.results.run_history import History
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

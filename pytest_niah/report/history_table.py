@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pytest_niah.display import fmt, signed
 from pytest_niah.report.escape import one_line
 from pytest_niah.report.terminal_tables import metric_digits
-from pytest_niah.results.run_history import Point, Series
+from pytest_niah.results.history_series import Point, Series
 
 TOTAL_ROW = "total change"
 STEP_ROW = "largest step"

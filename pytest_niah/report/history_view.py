@@ -21,12 +21,8 @@ from pytest_niah.report.html import CSS, table
 from pytest_niah.report.markdown_and_csv import markdown_table
 from pytest_niah.report.terminal_tables import WIDTH, aligned, metric_digits
 from pytest_niah.results.history_metrics import metric_label
-from pytest_niah.results.run_history import (
-    DRIFT_MIN,
-    Drift,
-    History,
-    Series,
-)
+from pytest_niah.results.history_series import DRIFT_MIN, Drift, Series
+from pytest_niah.results.run_history import History
 
 __all__ = [
     "DRIFT_EXPLAINED",
