@@ -17,7 +17,7 @@ from typing import Any
 from pytest_niah.config.gate_expressions import Allowance
 from pytest_niah.measure.gating import slice_verdicts
 from pytest_niah.measure.verdicts import PASSING, UNPAIRED, verdict_message
-from pytest_niah.report.terminal_tables import comparison_cells, comparison_notes
+from pytest_niah.report.comparison_table import comparison_cells, comparison_notes
 from pytest_niah.results.compare import Comparison
 from pytest_niah.results.speed_record import SpeedRecord
 
