@@ -223,9 +223,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "scores without spread then reach scipy, whose pearsonr of a constant is NaN and whose "
         "least-squares slope of a constant is 0.0: the (NaN, 0.0) the next branch gives"
     ),
-    # mutB (#34.6 round 3): results/storage.py
+    # mutB (#34.6 round 3): results/storage.py (load_run now in run_reading.py, the listing of
+    # the store's files in store_layout.py)
     **{
-        ("results/storage.py", line, description): (
+        ("results/run_reading.py", line, description): (
             "unreachable: validate(RunDocument, ...) has already refused every other "
             "run_schema_version (results_schema's field validator, with the same message), "
             "so load_run's own check never finds one"
@@ -236,7 +237,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
     },
     (
-        "results/storage.py",
+        "results/store_layout.py",
         'if run_name_of(p) is not None and not p.name.startswith(".") and not is_temp_file(p)',
         "drop clause 3 of And",
     ): (
@@ -249,7 +250,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "drop clause 2 of Or",
     ): "files() lists only files whose run_name_of is a name, so the stand-in is never used",
     (
-        "results/storage.py",
+        "results/store_layout.py",
         'return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))',
         "drop clause 1 of And",
     ): (

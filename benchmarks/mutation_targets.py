@@ -124,6 +124,35 @@ TARGETS: dict[str, list[str]] = {
         "tests/results/test_storage_files.py",
         "tests/results/test_run_history.py",
     ],
+    # where the store keeps runs, and finding their files (split from storage.py)
+    "results/store_layout.py": [
+        "tests/results/test_storage_edges.py",
+        "tests/results/test_storage.py",
+        "tests/results/test_storage_files.py",
+        "tests/results/test_run_history.py",
+    ],
+    # reading a whole saved run back (split from storage.py)
+    "results/run_reading.py": [
+        "tests/results/test_storage.py",
+        "tests/results/test_strict_reading.py",
+        "tests/results/test_results_reading.py",
+        "tests/results/test_storage_compression.py",
+    ],
+    # reading a results file through its format, and the scores it may hold (split from
+    # results_schema.py)
+    "results/results_validation.py": [
+        "tests/results/test_results_reading.py",
+        "tests/results/test_strict_reading.py",
+        "tests/results/test_results.py",
+    ],
+    "results/score_checks.py": [
+        "tests/results/test_results_reading.py",
+        "tests/results/test_results.py",
+    ],
+    # the drift of a series of saved runs (split from run_history.py)
+    "results/history_series.py": [
+        "tests/results/test_run_history.py",
+    ],
     "results/run_file.py": [
         "tests/results/test_run_file_rules.py",  # a saved_at ending in "z"
         "tests/results/test_storage_edges.py",

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_niah import NiahConfig, run_experiment
 from pytest_niah.cli import main
-from pytest_niah.report.history_view import history_lines
+from pytest_niah.report.history_terminal import history_lines
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.provenance import machine_id
 from pytest_niah.results.run_history import load_history

@@ -84,8 +84,10 @@ def run_history(args: argparse.Namespace) -> int:
     from pytest_niah.report.escape import one_line
     from pytest_niah.report.figures import MatplotlibMissingError
     from pytest_niah.report.history_plot import history_figure
-    from pytest_niah.report.history_view import history_html, history_lines, history_markdown
-    from pytest_niah.results.run_history import DRIFT_MIN, load_history, metric_names
+    from pytest_niah.report.history_terminal import history_lines
+    from pytest_niah.report.history_view import history_html, history_markdown
+    from pytest_niah.results.history_series import DRIFT_MIN
+    from pytest_niah.results.run_history import load_history, metric_names
 
     metrics = metric_names(args.metric)
     min_change = DRIFT_MIN if args.min_drift is None else args.min_drift

@@ -209,7 +209,7 @@ def load(path: str) -> NiahResults:
     from pathlib import Path
 
     from pytest_niah.errors import ResultsError
-    from pytest_niah.results.storage import load_run
+    from pytest_niah.results.run_reading import load_run
 
     file = Path(path)
     if not file.exists():

@@ -51,7 +51,7 @@ class Baselines:
         if label not in self.paths:
             return None
         if label not in self.loaded:
-            from pytest_niah.results.storage import load_run
+            from pytest_niah.results.run_reading import load_run
 
             self.loaded[label] = load_run(self.paths[label])[1]
         return self.loaded[label]

@@ -66,7 +66,7 @@ def write_outputs(niah: NiahSession) -> list[str]:
             f"--niah-report {niah.settings.report}", partial(_report, niah, finished, comparisons)
         )
     else:
-        from pytest_niah.report import STEP_SUMMARY_ENV
+        from pytest_niah.report.step_summary import STEP_SUMMARY_ENV
 
         step = partial(_step_summary, niah, finished, comparisons)
         attempt(f"the step summary ({STEP_SUMMARY_ENV})", step)
@@ -131,7 +131,7 @@ def written_line(path: Path) -> str:
     The step summary (``GITHUB_STEP_SUMMARY``) is a file of the CI job that earlier steps
     wrote to too: the run added its summary at the end and kept the rest.
     """
-    from pytest_niah.report import STEP_SUMMARY_ENV, step_summary_path
+    from pytest_niah.report.step_summary import STEP_SUMMARY_ENV, step_summary_path
 
     step = step_summary_path()
     if step is not None and path == step.absolute():

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 from pytest_niah.measure.gate_reasons import suggest_gates
 from pytest_niah.measure.records import MetricRow
 from pytest_niah.plugin.session import NiahSession
+from pytest_niah.report.comparison_table import comparison_table
 from pytest_niah.report.measured_window import window_note
 from pytest_niah.report.speed_text import NOT_RECORDED, speed_line, speed_test_line
-from pytest_niah.report.terminal_tables import comparison_table, length_table, notes, title
+from pytest_niah.report.terminal_tables import length_table, notes, title
 from pytest_niah.results.niah_results import NiahResults
 
 if TYPE_CHECKING:

@@ -1,7 +1,9 @@
 """Reports of saved results: a self-contained HTML page, markdown, CSV and JSON.
 
 One results object gives a report of that model; several give a comparison in which every
-figure draws every model. matplotlib is needed only for :func:`write_report`.
+figure draws every model. matplotlib is needed only for :func:`write_report`. The package
+re-exports its public API: the labels (:mod:`~pytest_niah.report.report_labels`) and the
+GitHub step summary (:mod:`~pytest_niah.report.step_summary`) have modules of their own.
 """
 
 from __future__ import annotations
@@ -15,9 +17,18 @@ from pytest_niah.errors import OutputError
 from pytest_niah.files import write_atomic
 from pytest_niah.naming import results_file_names
 from pytest_niah.report.comparison import ReportComparison, comparisons_json
+from pytest_niah.report.escape import file_bytes
 from pytest_niah.report.headline import GateOutcome
 from pytest_niah.report.markdown_and_csv import cases_csv, step_summary_markdown, summary_markdown
 from pytest_niah.report.report_folder import replaced_folder
+from pytest_niah.report.report_history import history_html_section
+from pytest_niah.report.report_labels import check_labels, default_labels
+from pytest_niah.report.step_summary import (
+    append_step_summary,
+    check_step_summary,
+    step_summary_path,
+    write_step_summary,
+)
 from pytest_niah.results.niah_results import NiahResults
 
 __all__ = [
@@ -33,8 +44,6 @@ __all__ = [
     "write_report",
     "write_step_summary",
 ]
-
-STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 def write_report(
@@ -82,11 +91,8 @@ def write_report(
     names = check_labels(runs, labels)
     figures = _figures(runs, names, comparisons)  # before anything else: needs matplotlib
     summary = summary_markdown(runs, names, comparisons, gates=gates, inconclusive=inconclusive)
-    history = (
-        _history_html(storage, names if history_labels is None else history_labels, runs, names)
-        if storage is not None
-        else ""
-    )
+    shown = names if history_labels is None else history_labels
+    history = "" if storage is None else history_html_section(storage, shown, runs, names)
     target = Path(out_dir)
     written = _write_all(target, _texts(runs, names, comparisons, figures, summary, history))
     if step_summary:
@@ -136,29 +142,6 @@ def _texts(
     return texts
 
 
-def write_step_summary(
-    results: Sequence[NiahResults],
-    labels: Sequence[str] | None = None,
-    comparisons: Sequence[ReportComparison] = (),
-) -> Path | None:
-    """Append the markdown summary (with its comparisons) to the GitHub step summary.
-
-    Does nothing outside GitHub Actions (``GITHUB_STEP_SUMMARY`` unset or empty).
-
-    Returns:
-        The step summary's path, or ``None`` when none is set.
-
-    Raises:
-        ValueError: no results, or labels that do not match them.
-        OutputError: the step summary file cannot be written.
-    """
-    if step_summary_path() is None:
-        return None
-    runs = list(results)
-    names = check_labels(runs, labels)
-    return append_step_summary(step_summary_markdown(runs, names, comparisons))
-
-
 def write_refusal_summary(target: str | os.PathLike[str], text: str) -> Path:
     """Write a refused run's report folder: its ``summary.md`` alone, which says why.
 
@@ -166,156 +149,6 @@ def write_refusal_summary(target: str | os.PathLike[str], text: str) -> Path:
     never an earlier run's report that a pull-request comment would post as this one's.
     """
     return _write_all(Path(target), {"summary.md": text})["summary.md"]
-
-
-def check_labels(results: Sequence[NiahResults], labels: Sequence[str] | None) -> list[str]:
-    """The labels to use: the given ones after checks, else :func:`default_labels`.
-
-    Raises:
-        ValueError: no results, a label count that differs from the results', or a repeat.
-    """
-    if not results:
-        raise ValueError("a report needs at least one results object")
-    if labels is None:
-        return default_labels(results)
-    names = [str(label) for label in labels]
-    if len(names) != len(results):
-        raise ValueError(f"got {len(names)} labels for {len(results)} results; give one per model")
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ValueError(f"labels must differ; repeated: {', '.join(repeated)}")
-    return names
-
-
-def default_labels(results: Sequence[NiahResults]) -> list[str]:
-    """Each model's name; a repeated name gets ``#2``, ``#3`` ... so every label differs."""
-    names = [r.model.name for r in results]
-    labels = []
-    for index, name in enumerate(names):
-        seen = names[:index].count(name)
-        labels.append(name if seen == 0 else f"{name} #{seen + 1}")
-    return labels
-
-
-def step_summary_path(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The GitHub Actions step summary file (``GITHUB_STEP_SUMMARY``), or ``None``."""
-    value = (os.environ if environ is None else environ).get(STEP_SUMMARY_ENV, "")
-    return Path(value) if value else None
-
-
-def check_step_summary(environ: Mapping[str, str] | None = None) -> Path | None:
-    """Check up front that the step summary, if one is set, can be appended to.
-
-    Returns:
-        The step summary's path, or ``None`` when none is set.
-
-    Raises:
-        OutputError: it is a folder, or it (or the folder it would be created in) is not
-            writable; the message names the path and the variable.
-    """
-    path = step_summary_path(environ)
-    if path is None:
-        return None
-    if path.is_dir():
-        problem = "is a folder"
-    elif path.exists():
-        problem = "" if os.access(path, os.W_OK) else "is not writable"
-    elif not path.parent.is_dir():
-        problem = f"cannot be created: its folder {path.parent} does not exist"
-    else:
-        problem = "" if os.access(path.parent, os.W_OK) else "cannot be created: no write access"
-    if problem:
-        raise OutputError(
-            f"{STEP_SUMMARY_ENV}={path} {problem}",
-            f"point {STEP_SUMMARY_ENV} at a writable file, or unset it outside GitHub Actions",
-        )
-    return path
-
-
-def append_step_summary(text: str, path: str | os.PathLike[str] | None = None) -> Path | None:
-    """Append ``text`` to the GitHub Actions step summary file, when one is set.
-
-    What earlier steps wrote is kept; the text starts on a fresh line and is written in one
-    call, so a reader never sees it half-appended.
-
-    Args:
-        text: Markdown, e.g. :func:`step_summary_markdown`.
-        path: The file; ``GITHUB_STEP_SUMMARY`` when ``None``.
-
-    Returns:
-        The step summary's path, or ``None`` outside GitHub Actions.
-
-    Raises:
-        OutputError: the file cannot be appended to; the message names it.
-    """
-    target = Path(path) if path is not None else step_summary_path()
-    if target is None:
-        return None
-    try:
-        with target.open("ab+") as handle:
-            handle.seek(0, os.SEEK_END)
-            separator = b""
-            if handle.tell() > 0:
-                handle.seek(-1, os.SEEK_END)
-                separator = b"" if handle.read(1) == b"\n" else b"\n"
-            handle.write(separator + _encode(text))
-    except OSError as exc:
-        raise OutputError(
-            f"cannot append the summary to the step summary {target} "
-            f"({STEP_SUMMARY_ENV}): {exc.strerror or exc}",
-            f"point {STEP_SUMMARY_ENV} at a writable file, or unset it outside GitHub Actions",
-        ) from None
-    return target
-
-
-def _history_html(
-    storage: str | os.PathLike[str],
-    labels: Sequence[str],
-    results: Sequence[NiahResults],
-    names: Sequence[str],
-) -> str:
-    """The History section of the saved runs of ``labels`` in ``storage``; "" when none.
-
-    Each label's series shows the arm and scoring ``pytest-niah history`` shows by default
-    (onehop, whole) when this run measured them, else this run's first arm and scoring.
-    """
-    from pytest_niah.report.history_plot import history_figure
-    from pytest_niah.report.history_view import history_section
-    from pytest_niah.results.run_history import (
-        DEFAULT_METRICS,
-        History,
-        Series,
-        Skipped,
-        build_history,
-        read_runs,
-    )
-
-    wanted = list(dict.fromkeys(str(label) for label in labels))
-    if not wanted:
-        return ""
-    saved, skipped = read_runs(Path(storage), labels=wanted)
-    if not saved:
-        return ""
-    current = dict(zip(names, results, strict=True))
-    series: list[Series] = []
-    left_out: list[Skipped] = list(skipped)
-    for label in wanted:
-        mine = [run for run in saved if run.label == label]
-        if not mine:
-            continue
-        measured = current.get(label)
-        variants = measured.variants if measured is not None else ()
-        arm, scoring = (
-            ("onehop", "whole") if ("onehop", "whole") in variants or not variants else variants[0]
-        )
-        built = build_history(mine, arm=arm, scoring=scoring)
-        series.extend(built.series)
-        left_out.extend(built.skipped)
-    history = History(tuple(series), tuple(left_out))
-    if not history.series:
-        return ""
-    png = history_figure(history, DEFAULT_METRICS)
-    return history_section(history, DEFAULT_METRICS, png)
 
 
 def _write_all(target: Path, texts: Mapping[str, str]) -> dict[str, Path]:
@@ -329,7 +162,7 @@ def _write_all(target: Path, texts: Mapping[str, str]) -> dict[str, Path]:
         for name, text in texts.items():
             path = target / name
             try:
-                write_atomic(staging / name, _encode(text))
+                write_atomic(staging / name, file_bytes(text))
             except OSError as exc:
                 raise OutputError(
                     f"cannot write {path}: {exc.strerror or exc}",
@@ -338,8 +171,3 @@ def _write_all(target: Path, texts: Mapping[str, str]) -> dict[str, Path]:
                 ) from None
             written[name] = path
     return written
-
-
-def _encode(text: str) -> bytes:
-    # A label from undecodable command-line bytes holds lone surrogates: show them escaped.
-    return text.encode("utf-8", errors="backslashreplace")

@@ -18,7 +18,7 @@ from pytest_niah.config.gate_expressions import Allowance
 from pytest_niah.measure.comparison_verdicts import slice_verdicts
 from pytest_niah.measure.verdict_text import verdict_message
 from pytest_niah.measure.verdicts import PASSING, UNPAIRED
-from pytest_niah.report.terminal_tables import comparison_cells, comparison_notes
+from pytest_niah.report.comparison_table import comparison_cells, comparison_notes
 from pytest_niah.results.compare import Comparison
 from pytest_niah.results.speed_record import SpeedRecord
 

@@ -1,7 +1,7 @@
 """The comparison figure: baseline versus current, one panel per metric.
 
 Drawn when the report compares runs (``--niah-compare``); its lines, markers and bands
-follow the house style of :mod:`pytest_niah.report.plotting`. matplotlib is imported only
+follow the house style of :mod:`pytest_niah.report.house_style`. matplotlib is imported only
 inside the drawing helpers.
 """
 
@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_niah.config.vocabulary import METRIC_LABELS
 from pytest_niah.report.figure_data import is_finite
+from pytest_niah.report.house_style import PALETTE, figure_style
 from pytest_niah.report.plotting import (
-    PALETTE,
     chance_line,
-    figure_style,
     finish_axes,
     lengths_axis,
     new_figure,

@@ -10,7 +10,8 @@ the text it is and never as markup or a formula:
   code span: markup cannot be escaped there, so the raw file would still hold it;
 - CSV (``cases.csv``): :func:`csv_cell` defuses formula injection (OWASP "CSV Injection"):
   a text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a line break gets a leading
-  ``'``, while numbers, negative ones included, stay numbers.
+  ``'``, while numbers, negative ones included, stay numbers;
+- every file's bytes: :func:`file_bytes` shows a lone surrogate escaped.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["csv_cell", "html_text", "md_cell", "md_text", "one_line"]
+__all__ = ["csv_cell", "file_bytes", "html_text", "md_cell", "md_text", "one_line"]
 
 # Line breaks and other control characters: a table cell, heading or list item is one line.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -81,3 +82,9 @@ def csv_cell(value: object) -> object:
     if _NUMBER.fullmatch(value):
         return value
     return "'" + value
+
+
+def file_bytes(text: str) -> bytes:
+    """``text`` as a report file's UTF-8 bytes, a lone surrogate shown as its escape."""
+    # A label from undecodable command-line bytes holds lone surrogates: show them escaped.
+    return text.encode("utf-8", errors="backslashreplace")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pytest_niah.report.figure_data import Grid, is_finite
-from pytest_niah.report.plotting import MISSING_COLOR
+from pytest_niah.report.house_style import MISSING_COLOR
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -13,7 +13,8 @@ from pytest_niah.report.escape import one_line
 from pytest_niah.report.figures import MatplotlibMissingError
 from pytest_niah.report.history_table import short_text
 from pytest_niah.results.history_metrics import metric_label
-from pytest_niah.results.run_history import DRIFT_MIN, History, Point, Series
+from pytest_niah.results.history_series import DRIFT_MIN, Point, Series
+from pytest_niah.results.run_history import History
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -31,20 +32,14 @@ def history_figure(
     x is the run order (ticks name each run and its commit), one line per length with its
     95% interval as error bars, and a label above each run whose model identity differs
     from the run before (the first run's included). A panel's title names the lengths
-    that drifted (see :class:`~pytest_niah.results.run_history.Drift`).
+    that drifted (see :class:`~pytest_niah.results.history_series.Drift`).
 
     Raises:
         MatplotlibMissingError: matplotlib is not installed; the message names the extra.
     """
     _require_matplotlib()
-    from pytest_niah.report.plotting import (
-        MARKERS,
-        PALETTE,
-        figure_style,
-        new_figure,
-        outside_legend,
-        png_bytes,
-    )
+    from pytest_niah.report.house_style import MARKERS, PALETTE, figure_style
+    from pytest_niah.report.plotting import new_figure, outside_legend, png_bytes
 
     panels = [(s, m) for s in history.series for m in metrics]
     lengths = sorted({n for s in history.series for n in s.lengths})
@@ -93,7 +88,7 @@ def _require_matplotlib() -> None:
 
 def _chance_line(ax: Axes) -> None:
     """A metric whose chance level is 0.5, on a 0..1 scale."""
-    from pytest_niah.report.plotting import CHANCE_COLOR
+    from pytest_niah.report.house_style import CHANCE_COLOR
 
     ax.axhline(0.5, color=CHANCE_COLOR, linestyle="--", linewidth=1.0, label="chance (0.5)")
     ax.set_ylim(-0.03, 1.1)

@@ -3,8 +3,8 @@
 The rows name each run (save date, run name, commit, model identity, and the machine when
 the runs come from several); the columns hold the metric with its 95% interval. Two rows
 that measure drift follow: the total change from the first run to the last and the largest
-single step. :mod:`pytest_niah.report.history_view` lays the table out for the terminal,
-markdown and HTML.
+single step. :mod:`pytest_niah.report.history_terminal` lays the table out for the terminal,
+:mod:`pytest_niah.report.history_view` for markdown and HTML.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_niah.display import fmt, signed
+from pytest_niah.measure.verdict_text import metric_digits
 from pytest_niah.report.escape import one_line
-from pytest_niah.report.terminal_tables import metric_digits
-from pytest_niah.results.run_history import Point, Series
+from pytest_niah.results.history_series import Point, Series
 
 TOTAL_ROW = "total change"
 STEP_ROW = "largest step"

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from pytest_niah.measure.records import CaseResult
 from pytest_niah.report.comparison import ReportComparison
+from pytest_niah.report.comparison_table import COMPARISON_TEXT_COLUMNS
 from pytest_niah.report.escape import csv_cell, md_cell, md_text
 from pytest_niah.report.headline import (
     METRIC_COLUMNS,
@@ -21,7 +22,6 @@ from pytest_niah.report.headline import (
 from pytest_niah.report.measured_window import measured_suffix, window_note
 from pytest_niah.report.speed_text import speed_markdown
 from pytest_niah.report.terminal_tables import (
-    COMPARISON_TEXT_COLUMNS,
     draws_text,
     effective_length_of,
     length_columns,

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_niah.report.house_style import PALETTE, figure_style
 from pytest_niah.report.plotting import (
-    PALETTE,
-    figure_style,
     finish_axes,
     lengths_axis,
     new_figure,

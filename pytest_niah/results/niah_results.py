@@ -35,8 +35,8 @@ from pytest_niah.results.results_schema import (
     RESULTS_SCHEMA_VERSION,
     ModelInfo,
     ResultsDocument,
-    validate,
 )
+from pytest_niah.results.results_validation import validate
 from pytest_niah.results.speed_record import SpeedRecord
 
 GZIP_MAGIC = b"\x1f\x8b"

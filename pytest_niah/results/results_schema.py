@@ -3,7 +3,8 @@
 A results file (``--niah-json``, ``results.json`` of a report, the results cache) and a
 saved run (``--niah-save``; a results file with where and when it was measured) are read
 through these models: strict types, no unknown keys, every problem reported with the file,
-the JSON path and the fix. :func:`json_schema` gives the published schema of each format,
+the JSON path and the fix (:func:`~pytest_niah.results.results_validation.validate`).
+:func:`json_schema` gives the published schema of each format,
 shipped as ``pytest_niah/data/schemas/results.schema.json`` and ``saved-run.schema.json``
 (:func:`write_schemas` regenerates them: ``python -m pytest_niah.results.results_schema``).
 """
@@ -14,13 +15,11 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, field_validator
-from pydantic_core import ErrorDetails, PydanticCustomError
+from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
+from pydantic_core import PydanticCustomError
 
-from pytest_niah.config import strict_json
-from pytest_niah.errors import ResultsError
 from pytest_niah.inputs.schema import schema_files_main, write_schema_files
 from pytest_niah.inputs.schema import schema_path as schema_path
 from pytest_niah.measure.records import (
@@ -33,7 +32,6 @@ from pytest_niah.measure.records import (
 )
 from pytest_niah.results.speed_record import SpeedRecord
 
-M = TypeVar("M", bound=BaseModel)
 RESULTS_SCHEMA_VERSION = 3
 # Version 2 files (before the speed record) read as version 3 without one.
 READABLE_RESULTS_VERSIONS = (2, RESULTS_SCHEMA_VERSION)
@@ -103,8 +101,9 @@ class ModelInfo(BaseModel):
 
 
 def _version(found: int, expected: int | tuple[int, ...], what: str) -> int:
-    """Refuse another format version; reported before any other problem (see :func:`describe`).
+    """Refuse another format version; reported before any other problem.
 
+    :func:`~pytest_niah.results.results_validation.describe` ranks it first.
     A field validator, not a model validator: a model "before" validator would turn the JSON
     into Python objects first, and strict mode would then refuse a JSON array as a tuple.
     """
@@ -191,150 +190,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pytest_niah.results.results_schema [--check] [--out FOLDER]``."""
     texts = {name: schema_text(name) for name in SCHEMA_FILES}
     return schema_files_main("python -m pytest_niah.results.results_schema", texts, argv)
-
-
-def validate(kind: type[M], text: str | bytes, source: str) -> M:
-    """Validate JSON text as ``kind``; one :class:`ResultsError` names the file, path and fix.
-
-    A byte order mark is dropped; the text is validated against the format, then read by
-    the project's one strict JSON reader (:mod:`pytest_niah.config.strict_json`: a repeated
-    key, ``NaN``, ``Infinity``, a number too large are refused, as in a needle set), then
-    its scores are checked (:func:`check_scores`).
-    """
-    what = _what(kind)
-    if isinstance(text, bytes):
-        text = strict_json.decode_utf8(text, _fail(source, what))
-    text = text.removeprefix(strict_json.BOM)
-    try:
-        document = kind.model_validate_json(text)
-    except ValidationError as exc:
-        raise ResultsError(*describe(exc, source, kind)) from None
-    except RecursionError:
-        raise ResultsError(
-            f"{source}: the JSON is nested too deeply to be a pytest-niah file",
-            "write the file again with --niah-json or NiahResults.save",
-        ) from None
-    # The format's parser keeps the last of a repeated key: the strict reader refuses it.
-    strict_json.strict_loads(text, _fail(source, what))
-    results = document.results if isinstance(document, RunDocument) else document
-    if isinstance(results, ResultsDocument):
-        check_scores(results, source, what, "$.results" if results is not document else "$")
-    return document
-
-
-COSINE_SLACK = 1e-3
-"""How far past -1..1 a stored cosine may be: float32 rounding, never more."""
-_CASE_COSINES = ("cos_qh", "cos_qn", "control_score")
-_ROW_COSINES = ("cos_qh", "cos_qn")
-_ROW_UNITS = ("auc", "auc_study")
-
-
-def check_scores(document: ResultsDocument, source: str, what: str, root: str = "$") -> None:
-    """Refuse scores no measurement can give, before they reach a verdict.
-
-    A cosine is within -1..1 (:data:`COSINE_SLACK` allowed for rounding); an AUC and a
-    needle's relative position are within 0..1; a case's cosines are null only where the
-    case names its problem (an invalid embedding), so a valid case with no score is refused.
-
-    Raises:
-        ResultsError: naming the file, the JSON path and the value.
-    """
-    low, high = -1.0 - COSINE_SLACK, 1.0 + COSINE_SLACK
-    for index, case in enumerate(document.cases):
-        where = f"{root}.cases[{index}]"
-        for name in _CASE_COSINES:
-            value = getattr(case, name)
-            if math.isnan(value):
-                if case.problem is None:
-                    _bad_score(source, what, f"{where}.{name}", "null in a case without a problem")
-            elif not low <= value <= high:
-                _bad_score(source, what, f"{where}.{name}", f"{value!r}, not a cosine (-1..1)")
-        if not 0.0 <= case.relative_position <= 1.0:
-            shown = f"{case.relative_position!r}, not within 0..1"
-            _bad_score(source, what, f"{where}.relative_position", shown)
-    for index, negative in enumerate(document.negatives):
-        for position, value in enumerate(negative.scores):
-            if not math.isnan(value) and not low <= value <= high:
-                path = f"{root}.negatives[{index}].scores[{position}]"
-                _bad_score(source, what, path, f"{value!r}, not a cosine (-1..1)")
-    for index, row in enumerate(document.tables):
-        for name in _ROW_COSINES:
-            value = getattr(row, name)
-            if not math.isnan(value) and not low <= value <= high:
-                path = f"{root}.tables[{index}].{name}"
-                _bad_score(source, what, path, f"{value!r}, not a cosine (-1..1)")
-        for name in _ROW_UNITS:
-            value = getattr(row, name)
-            if not math.isnan(value) and not 0.0 <= value <= 1.0:
-                path = f"{root}.tables[{index}].{name}"
-                _bad_score(source, what, path, f"{value!r}, not within 0..1")
-
-
-def _bad_score(source: str, what: str, path: str, problem: str) -> None:
-    raise ResultsError(
-        f"{source}: not a valid pytest-niah {what}: at {path}, {problem}",
-        "the file was edited or damaged; write it again with --niah-json, --niah-save or "
-        "NiahResults.save",
-    )
-
-
-def _fail(source: str, what: str) -> strict_json.Fail:
-    def fail(problem: str, fix: str, field: str | None) -> ResultsError:
-        where = f" at $.{field.lstrip('.')}" if field else ""
-        return ResultsError(f"{source}: not a valid pytest-niah {what}{where}: {problem}", fix)
-
-    return fail
-
-
-def _what(kind: type[BaseModel]) -> str:
-    return "saved run" if kind is RunDocument else "results file"
-
-
-_UNKNOWN = frozenset({"extra_forbidden", "unexpected_keyword_argument"})
-_MISSING = frozenset({"missing", "missing_argument", "missing_keyword_only_argument"})
-
-
-def _rank(error: ErrorDetails) -> int:
-    last = error["loc"][-1] if error["loc"] else ""
-    if error["type"] == "schema_version" or str(last).endswith("schema_version"):
-        return 0
-    return 1 if error["type"] in _MISSING else 2
-
-
-def describe(exc: ValidationError, source: str, kind: type[BaseModel]) -> tuple[str, str]:
-    """The first validation error as (problem naming file and JSON path, fix)."""
-    errors = exc.errors()
-    # Another format version explains every other problem, and a missing key says more
-    # than a stray one; pydantic's own order differs between releases, so rank here.
-    first = min(errors, key=_rank)
-    path = _path(first["loc"])
-    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
-    what = _what(kind)
-    kind_of = first["type"]
-    # Models and dataclasses (the rows) name the same problems differently.
-    if kind_of in _UNKNOWN:
-        message = "unknown key"
-    elif kind_of in _MISSING:
-        message = "required key missing"
-    else:
-        message = first["msg"][:1].lower() + first["msg"][1:]
-    problem = f"{source}: not a valid pytest-niah {what}: at {path}, {message}{more}"
-    if kind_of == "schema_version":
-        fix = "write the file again with this pytest-niah (--niah-json, --niah-save)"
-    elif kind_of in _MISSING:
-        fix = f"the key {path} is required; write the file again with this pytest-niah"
-    elif kind_of in _UNKNOWN:
-        fix = f"remove {path}, or write the file again with this pytest-niah"
-    else:
-        fix = "write the file again with --niah-json, --niah-save or NiahResults.save"
-    return problem, fix
-
-
-def _path(loc: Sequence[int | str]) -> str:
-    out = "$"
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
 
 
 if __name__ == "__main__":

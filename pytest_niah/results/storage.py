@@ -1,31 +1,29 @@
 """The run store: saved runs filed by model label and kind of machine, and their order.
 
 A saved run lives at ``<store>/<model label>/<machine id>/<name>.json.gz`` (the store is
-``<rootdir>/.niah/runs`` by default; the file, and the plain ``<name>.json`` of runs saved
-by earlier versions, are described in :mod:`pytest_niah.results.run_file`).
-:class:`RunStore` owns the folders, saving, listing, the newest run and the order of runs
+``<rootdir>/.niah/runs`` by default; the folders and the finding of files are
+:mod:`pytest_niah.results.store_layout`'s, the file, and the plain ``<name>.json`` of runs
+saved by earlier versions, are described in :mod:`pytest_niah.results.run_file`).
+:class:`RunStore` owns saving, listing, the newest run and the order of runs
 (:func:`~pytest_niah.results.run_file.run_order`); ``--niah-save``, ``--niah-compare`` and
-``pytest-niah history`` all go through it. Only the standard library is imported here, so
-the plugin can resolve ``--niah-compare`` before any model work starts.
+``pytest-niah history`` all go through it. No model code is imported here, so the plugin
+can resolve ``--niah-compare`` before any model work starts.
 """
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from pytest_niah.config import paths
 from pytest_niah.errors import CompareError, NiahWarning, OutputError, ResultsError
 from pytest_niah.files import create_whole, write_atomic
 from pytest_niah.naming import label_file_name
-from pytest_niah.results.niah_results import NiahResults, read_text
+from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.provenance import commit_info, machine_id, machine_info
-from pytest_niah.results.results_schema import RUN_SCHEMA_VERSION, RunDocument, validate
 from pytest_niah.results.run_file import (
     RunHeader,
     aware,
@@ -33,11 +31,11 @@ from pytest_niah.results.run_file import (
     is_name,
     run_bytes,
     run_file_name,
-    run_file_names,
     run_header,
     run_name_of,
 )
-from pytest_niah.results.stale_temps import is_temp_file, remove_stale_temps_in
+from pytest_niah.results.stale_temps import remove_stale_temps_in
+from pytest_niah.results.store_layout import saved_in, store_files
 
 PREVIOUS = "previous"
 _LISTED_RUNS = 20
@@ -86,7 +84,7 @@ class RunStore:
             ConfigError: ``name`` is empty, holds a path separator or is too long.
         """
         check_name(name)
-        return _saved_in(self.folder(label, machine), name)
+        return saved_in(self.folder(label, machine), name)
 
     def target(self, name: str, label: str) -> Path:
         """The file of run ``name`` of model ``label`` on this kind of machine.
@@ -165,16 +163,7 @@ class RunStore:
             labels: Only the folders of these model labels; every label when empty.
             machine: Only this machine id's folders; every machine when ``None``.
         """
-        wanted = {label_file_name(label) for label in labels}
-        found: list[Path] = []
-        # Iterate rather than glob: a label folder may hold glob characters such as "[".
-        for model_dir in _subfolders(Path(self.root)):
-            if wanted and model_dir.name not in wanted:
-                continue
-            for machine_dir in _subfolders(model_dir):
-                if machine is None or machine_dir.name == machine:
-                    found.extend(_run_files_in(machine_dir))
-        return sorted(found)
+        return store_files(Path(self.root), labels, machine)
 
     def headers(
         self, labels: Sequence[str] = (), machine: str | None = None
@@ -246,7 +235,7 @@ class RunStore:
         if path.is_file():
             return path
         is_run_name = bool(ref) and is_name(ref)
-        here = _saved_in(self.folder(label), ref) if is_run_name else None
+        here = saved_in(self.folder(label), ref) if is_run_name else None
         if ref == PREVIOUS and here is None:
             latest = self.latest(label, machine_id(), before=before)
             if latest is None:
@@ -281,65 +270,3 @@ class RunStore:
             f"give the name of a run of this model, or the path of any run's file; saved runs "
             f"(model/machine/name): {listed}{more}"
         )
-
-
-def run_key(model_label: str, machine: Mapping[str, str]) -> str:
-    """The store folder of one model on one kind of machine, relative to the store.
-
-    E.g. ``packaged-minilm/Linux-x86_64-cp311``: the label's file name, then the machine id.
-    """
-    return f"{label_file_name(model_label)}/{machine_id(machine)}"
-
-
-def load_run(path: Path) -> tuple[dict[str, Any], NiahResults]:
-    """Read a saved run, or a bare results file written by ``--niah-json``.
-
-    Returns:
-        The run's metadata (every key but ``results``; ``{}`` for a bare results file) and
-        its results.
-
-    Raises:
-        ResultsError: the file cannot be read or is not a valid run or results file; the
-            message names the file, the JSON path and the fix.
-    """
-    source = str(path)
-    text = read_text(path, "saved run")
-    if '"run_schema_version"' not in text:
-        return {}, NiahResults.from_json(text, source=source)
-    run = validate(RunDocument, text, source)
-    if run.run_schema_version != RUN_SCHEMA_VERSION:
-        raise ResultsError(
-            f"{source}: saved-run schema version {run.run_schema_version!r} is not "
-            f"{RUN_SCHEMA_VERSION}",
-            "save the run again with this pytest-niah version",
-        )
-    metadata = run.model_dump(mode="json", exclude={"results"})
-    return metadata, NiahResults.from_document(run.results, source=source)
-
-
-def _saved_in(folder: Path, name: str) -> Path | None:
-    """The file of run ``name`` in ``folder``: ``<name>.json.gz``, else a plain ``<name>.json``."""
-    for path in map(folder.joinpath, run_file_names(name)):
-        with contextlib.suppress(OSError):  # a path the file system cannot hold: no run
-            if path.is_file():
-                return path
-    return None
-
-
-def _run_files_in(folder: Path) -> list[Path]:
-    try:
-        entries = list(folder.iterdir())
-    except OSError:
-        return []
-    return [
-        p
-        for p in entries
-        if run_name_of(p) is not None and not p.name.startswith(".") and not is_temp_file(p)
-    ]
-
-
-def _subfolders(folder: Path) -> list[Path]:
-    try:
-        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except OSError:
-        return []

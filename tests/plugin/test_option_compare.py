@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from pytest_niah.results.storage import machine_info, run_key
+from pytest_niah.results.provenance import machine_info
+from pytest_niah.results.store_layout import run_key
 
 # The literal arm alone: every case passes, every metric is defined at both lengths.
 LITERAL = ("--niah-arms=literal",)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.results.storage import machine_info, run_key
+from pytest_niah.results.provenance import machine_info
+from pytest_niah.results.store_layout import run_key
 
 # The tiny grid with the literal arm only: every case passes, quickly.
 LITERAL = ("--niah-arms=literal", "--niah-lengths=128,256")

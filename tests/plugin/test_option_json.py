@@ -6,7 +6,8 @@ import json
 import math
 
 from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.results_schema import ResultsDocument, validate
+from pytest_niah.results.results_schema import ResultsDocument
+from pytest_niah.results.results_validation import validate
 
 
 def _cell(value: float, digits: int = 3) -> str:

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.results.storage import RUN_SCHEMA_VERSION, load_run, machine_info, run_key
+from pytest_niah.results.provenance import machine_info
+from pytest_niah.results.results_schema import RUN_SCHEMA_VERSION
+from pytest_niah.results.run_reading import load_run
+from pytest_niah.results.store_layout import run_key
 
 # The tiny grid with the literal arm only: every case passes, quickly.
 LITERAL = ("--niah-arms=literal", "--niah-lengths=128,256")

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from pytest_niah import NiahConfig, run_experiment
-from pytest_niah.results.storage import load_run, machine_info, run_key
+from pytest_niah.results.provenance import machine_info
+from pytest_niah.results.run_reading import load_run
+from pytest_niah.results.store_layout import run_key
 
 pytest.importorskip("xdist")
 pytest.importorskip("syrupy")

@@ -16,11 +16,11 @@ from pytest_niah.config.gate_expressions import parse_allowances
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.experiment import run_experiment
 from pytest_niah.report import ReportComparison, comparisons_json, summary_markdown
+from pytest_niah.report.comparison_table import comparison_table
 from pytest_niah.report.html import render_html
 from pytest_niah.report.terminal_tables import (
     AT_CHANCE,
     NOT_MEANINGFUL,
-    comparison_table,
     fmt,
     length_table,
 )

@@ -14,14 +14,10 @@ import pytest
 from pytest_niah import run_experiment
 from pytest_niah.measure.records import CaseResult
 from pytest_niah.report import default_labels, write_report
-from pytest_niah.report.figures import (
-    FIGURES,
-    MatplotlibMissingError,
-    auc_figure,
-    panel_variants,
-    primary_variant,
-)
+from pytest_niah.report.figure_data import panel_variants, primary_variant
+from pytest_niah.report.figures import FIGURES, MatplotlibMissingError
 from pytest_niah.report.html import render_html
+from pytest_niah.report.length_figures import auc_figure
 from pytest_niah.report.markdown_and_csv import (
     cases_csv,
     length_cells,

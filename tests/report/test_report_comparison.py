@@ -24,10 +24,10 @@ from pytest_niah.report import (
     write_report,
     write_step_summary,
 )
+from pytest_niah.report.comparison_table import COMPARISON_HEADER, comparison_table
 from pytest_niah.report.escape import md_text
 from pytest_niah.report.figures import COMPARISON_FIGURE, comparison_figure
 from pytest_niah.report.html import render_html
-from pytest_niah.report.terminal_tables import COMPARISON_HEADER, comparison_table
 from pytest_niah.results.compare import compare_results
 from pytest_niah.results.niah_results import NiahResults
 

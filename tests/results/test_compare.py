@@ -23,7 +23,7 @@ from pytest_niah.experiment import run_experiment
 from pytest_niah.measure.metric_tables import negatives_by_key, question_scores
 from pytest_niah.measure.metrics import METRICS, point_metrics
 from pytest_niah.measure.records import NegativeScores
-from pytest_niah.report.terminal_tables import comparison_table
+from pytest_niah.report.comparison_table import comparison_table
 from pytest_niah.results.compare import Comparison, compare_results
 from pytest_niah.results.niah_results import NiahResults
 

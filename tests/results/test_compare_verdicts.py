@@ -16,7 +16,7 @@ from niah_synthetic import (
 )
 
 from pytest_niah.config.gate_expressions import Allowance, parse_allowances
-from pytest_niah.report.terminal_tables import comparison_table
+from pytest_niah.report.comparison_table import comparison_table
 from pytest_niah.results.compare import Delta, compare_results
 from pytest_niah.results.niah_results import NiahResults
 

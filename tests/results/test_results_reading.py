@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from niah_synthetic import at, results
 
 from pytest_niah.errors import ResultsError
-from pytest_niah.results import storage
+from pytest_niah.results import run_reading
 from pytest_niah.results.niah_results import NiahResults, package_versions
 from pytest_niah.results.results_schema import (
     RESULTS_SCHEMA_VERSION,
@@ -239,7 +239,7 @@ def loads_or_refuses(text: str | bytes) -> None:
             path.write_bytes(text)
         else:
             path.write_text(text, encoding="utf-8")
-        for read in (NiahResults.load, storage.load_run):
+        for read in (NiahResults.load, run_reading.load_run):
             try:
                 read(path)
             except ResultsError as exc:

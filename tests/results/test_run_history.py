@@ -19,13 +19,8 @@ from pytest_niah.errors import ConfigError, NiahWarning
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.provenance import machine_id
 from pytest_niah.results.run_file import parse_saved_at, run_header
-from pytest_niah.results.run_history import (
-    SavedRun,
-    build_history,
-    load_history,
-    metric_names,
-    read_runs,
-)
+from pytest_niah.results.run_history import build_history, load_history, metric_names
+from pytest_niah.results.saved_runs import SavedRun, read_runs
 from pytest_niah.results.storage import RunStore
 
 LABEL = "lexical:tfidf"

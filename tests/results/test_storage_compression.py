@@ -19,8 +19,10 @@ from pytest_niah.errors import CompareError, OutputError, ResultsError
 from pytest_niah.experiment import run_experiment
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.run_file import run_name_of
-from pytest_niah.results.run_history import load_history, read_runs
-from pytest_niah.results.storage import RunStore, load_run
+from pytest_niah.results.run_history import load_history
+from pytest_niah.results.run_reading import load_run
+from pytest_niah.results.saved_runs import read_runs
+from pytest_niah.results.storage import RunStore
 
 LABEL = "lexical:tfidf"
 SAVED_AT = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

@@ -25,9 +25,10 @@ from pytest_niah.errors import OutputError
 from pytest_niah.files import TMP_MARK
 from pytest_niah.naming import label_file_name
 from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.run_history import read_runs
+from pytest_niah.results.run_reading import load_run
+from pytest_niah.results.saved_runs import read_runs
 from pytest_niah.results.stale_temps import STALE_AFTER_S
-from pytest_niah.results.storage import RunStore, load_run
+from pytest_niah.results.storage import RunStore
 
 sys.path.insert(0, str(Path(__file__).parent))
 import niah_synthetic as synthetic

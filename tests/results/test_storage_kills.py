@@ -30,7 +30,8 @@ import pytest
 
 import pytest_niah
 from pytest_niah.files import TMP_MARK
-from pytest_niah.results.storage import RunStore, load_run
+from pytest_niah.results.run_reading import load_run
+from pytest_niah.results.storage import RunStore
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="fork and POSIX signals"

@@ -18,7 +18,8 @@ from niah_synthetic import results
 from pytest_niah.errors import NeedleSetError, ResultsError
 from pytest_niah.inputs.needles import load_needle_set
 from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.storage import RunStore, load_run
+from pytest_niah.results.run_reading import load_run
+from pytest_niah.results.storage import RunStore
 
 BOM = b"\xef\xbb\xbf"
 

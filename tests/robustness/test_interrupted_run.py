@@ -49,7 +49,8 @@ import pytest
 from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.results.niah_results import NiahResults
-from pytest_niah.results.storage import machine_info, run_key
+from pytest_niah.results.provenance import machine_info
+from pytest_niah.results.store_layout import run_key
 
 pytestmark = [
     pytest.mark.slow,
