@@ -16,7 +16,9 @@ import pytest
 
 from pytest_niah.config import paths
 from pytest_niah.config.niah import ModelSpec, NiahConfig
-from pytest_niah.config.options import OPTIONS, Option, resolve
+from pytest_niah.config.option import Option
+from pytest_niah.config.option_precedence import resolve
+from pytest_niah.config.options import OPTIONS
 from pytest_niah.config.run_settings import RunSettings
 from pytest_niah.config.vocabulary import MAXSIM
 from pytest_niah.errors import ConfigError

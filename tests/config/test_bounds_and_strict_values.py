@@ -17,7 +17,8 @@ import pytest
 from pytest_niah.config import bounded_numbers as num
 from pytest_niah.config import parsers as p
 from pytest_niah.config.niah import ModelSpec, NiahConfig
-from pytest_niah.config.options import BY_NAME, OPTIONS, markdown_table
+from pytest_niah.config.option_docs import markdown_table
+from pytest_niah.config.options import BY_NAME, OPTIONS
 from pytest_niah.errors import ConfigError
 
 # (option, a value past its bound, the bound as the error states it)
