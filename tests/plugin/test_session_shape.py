@@ -24,7 +24,11 @@ PACKAGE = Path(pytest_niah.__file__).parent
 OPTION_CHECK_MODULES = (
     "plugin/settings.py",
     "plugin/setting_checks.py",
+    "plugin/output_checks.py",
+    "plugin/plugin_checks.py",
     "plugin/hooks.py",
+    "plugin/collection.py",
+    "plugin/run_end.py",
     "embed/models.py",
 )
 
