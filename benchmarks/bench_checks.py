@@ -27,7 +27,7 @@ def check_output(parser: argparse.ArgumentParser, option: str, path: Path | None
     """
     if path is None:
         return
-    from pytest_niah.files import output_problem
+    from pytest_niah.output_paths import output_problem
 
     problem = output_problem(path)
     if not problem and path.exists() and not path.is_file():
@@ -42,7 +42,7 @@ def check_input(
     parser: argparse.ArgumentParser, option: str, path: Path, what: str = "file"
 ) -> bytes:
     """The bytes of the input ``path``: an existing regular file of bounded size."""
-    from pytest_niah.files import ReadRefused, read_bounded
+    from pytest_niah.bounded_reads import ReadRefused, read_bounded
 
     try:
         return read_bounded(path, INPUT_LIMIT, what)
@@ -65,7 +65,7 @@ def check_folder(parser: argparse.ArgumentParser, option: str, path: Path | None
     """
     if path is None:
         return None
-    from pytest_niah.files import output_problem
+    from pytest_niah.output_paths import output_problem
 
     folder = Path(os.path.abspath(path.expanduser()))
     problem = output_problem(folder, folder=True)

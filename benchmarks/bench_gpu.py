@@ -50,7 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from bench_checks import check_folder, check_input, check_output
-from bench_grid import DEFAULT_CORPUS, QUICK, REPO, TARGETS
+from bench_grid import DEFAULT_CORPUS, QUICK, REPO
+from bench_grid_verdicts import TARGETS
 from gpu_measure import engine_config, measure_model
 from gpu_rows import Row, table, verdicts
 from gpu_setup import (

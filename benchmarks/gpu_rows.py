@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_grid import verdict_word
+from bench_grid_verdicts import verdict_word
 
 LONG = 8192  # the length the no-out-of-memory target is about
 

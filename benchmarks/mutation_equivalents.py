@@ -79,15 +79,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "by words[:wanted], and with no chunk left `return words` holds the same `wanted`"
     ),
     (
-        "files.py",
+        "bounded_reads.py",
         'descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))',
         "0 -> 1",
     ): "unreachable on POSIX: the default is read only where os has no O_NONBLOCK (Windows)",
-    ("files.py", "data = handle.read(limit + 1)  # it may have grown since", "1 -> 2"): (
+    ("bounded_reads.py", "data = handle.read(limit + 1)  # it may have grown since", "1 -> 2"): (
         "reading limit + 2 bytes instead of limit + 1: a file of more than limit bytes is "
         "refused by len(data) > limit either way, one of at most limit bytes is read whole"
     ),
-    ("files.py", "out = stream.read(limit + 1)", "1 -> 2"): (
+    ("bounded_reads.py", "out = stream.read(limit + 1)", "1 -> 2"): (
         "as for read_bounded: any content past limit is refused either way, the rest is whole"
     ),
     ("files.py", "out.flush()", "delete call"): _DURABLE,

@@ -232,9 +232,14 @@ TARGETS: dict[str, list[str]] = {
     "files.py": [
         # Not the kill tests (report folder's): with them the baseline took 352 s under load.
         "tests/test_files.py",
-        "tests/test_files_rules.py",  # the inclusive path limit, this process's temps
+        "tests/test_files_rules.py",  # this process's temps
         # write_exclusive: one of several saves of a name wins
         "tests/results/test_storage_edges.py",
+    ],
+    "bounded_reads.py": ["tests/test_files_rules.py"],  # devices, sizes, gzip bombs refused
+    "output_paths.py": [
+        "tests/test_files.py",
+        "tests/test_files_rules.py",  # the inclusive path limit
     ],
     # the window probe
     "embed/window_probe.py": [

@@ -13,8 +13,6 @@ Temporary files a killed run left behind are removed the next time the same file
 from __future__ import annotations
 
 import contextlib
-import errno
-import io
 import os
 import secrets
 import shutil
@@ -25,15 +23,6 @@ from pathlib import Path
 from pytest_niah.errors import NiahError
 
 TMP_MARK = ".niah-tmp-"  # in the name of every temporary file beside an output
-MiB = 1 << 20
-
-
-class ReadRefused(NiahError, OSError):
-    """A file not read at all: not a regular file, or larger than the most that is read.
-
-    Raised by :func:`read_bounded`. ``problem`` does not name the file: the caller's message
-    does, in its own way. An ``OSError`` too, so a caller's ``except OSError`` still holds.
-    """
 
 
 class LinkRefused(NiahError, OSError):
@@ -66,59 +55,6 @@ def link_refused(link: Path, root: Path) -> LinkRefused:
         "remove the link (the cache holds only work a run redoes), or point the cache at "
         "another folder (--niah-cache-dir)",
     )
-
-
-def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes.
-
-    A device (``/dev/zero``), pipe or socket never ends or blocks, and a huge file would
-    fill memory: each is refused before a byte is read.
-
-    Raises:
-        ReadRefused: not a regular file, or over ``limit`` bytes (the message says which).
-        IsADirectoryError: a folder.
-        OSError: the file cannot be opened or read.
-    """
-    # Non-blocking: opening a pipe with no writer would otherwise wait for one forever.
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(descriptor, "rb") as handle:
-        mode = os.fstat(descriptor).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        if not stat.S_ISREG(mode):
-            raise ReadRefused(
-                f"not a regular file (a device, pipe or socket), so it is not read as a {what}",
-                f"give the path of a {what} file",
-            )
-        if os.fstat(descriptor).st_size > limit:
-            raise too_large(limit, what)
-        data = handle.read(limit + 1)  # it may have grown since
-    if len(data) > limit:
-        raise too_large(limit, what)
-    return data
-
-
-def too_large(limit: int, what: str) -> ReadRefused:
-    """The refusal of a file (or its decompressed content) past ``limit`` bytes."""
-    return ReadRefused(
-        f"larger than {limit // MiB} MiB, the most read of a {what}, so it is not read",
-        f"check that it is a {what} (not another file)",
-    )
-
-
-def gunzip_bounded(data: bytes, limit: int, what: str) -> bytes:
-    """``data`` decompressed (gzip), refused past ``limit`` bytes (a decompression bomb)."""
-    import gzip
-
-    with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-        out = stream.read(limit + 1)
-    if len(out) > limit:
-        raise too_large(limit, what)
-    return out
-
-
-_NAME_MAX = 255
-_PATH_MAX = 4096
 
 
 def write_atomic(
@@ -217,41 +153,6 @@ def _umask() -> int:
     umask = os.umask(0o022)  # elsewhere: set and restore at once
     os.umask(umask)
     return umask
-
-
-def output_problem(path: str | os.PathLike[str], *, folder: bool = False) -> str:
-    """Why ``path`` cannot be written, or ``""`` when it can.
-
-    ``path`` is a file, or with ``folder`` a folder to write into. Checked before a run, so
-    a bad path costs no embedding.
-    """
-    target = Path(path)
-    if "\0" in str(target):
-        return "is not a usable path (it holds a NUL byte)"
-    try:
-        too_long = [p for p in target.parts if len(os.fsencode(p)) > _NAME_MAX]
-        if too_long:
-            return f"the name {too_long[0][:40]}... is longer than {_NAME_MAX} bytes"
-        if len(os.fsencode(str(target.absolute()))) > _PATH_MAX:
-            return f"the path is longer than {_PATH_MAX} bytes"
-        if target.exists():
-            if folder and not target.is_dir():
-                return "is not a folder"
-            if not folder and target.is_dir():
-                return "is a folder, not a file"
-            if not os.access(target, os.W_OK):
-                return "is not writable"
-            return ""
-        parent = target.parent
-        while not parent.exists() and parent != parent.parent:
-            parent = parent.parent
-        if not parent.is_dir():
-            return f"cannot be created: {parent} is not a folder"
-        if not os.access(parent, os.W_OK | os.X_OK):
-            return f"cannot be created: no write access to {parent}"
-    except (OSError, ValueError) as exc:  # e.g. a NUL byte in the name
-        return f"is not a usable path ({exc})"
-    return ""
 
 
 def temp_prefix(path: Path) -> str:

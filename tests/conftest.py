@@ -266,7 +266,7 @@ def standin_tokenizer_files(tmp_path_factory: pytest.TempPathFactory) -> dict[st
     """The stand-ins' tokenizer.json files, trained on the packaged books once per run."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     try:
-        make = importlib.import_module("make_seed_standins")
+        make = importlib.import_module("standin_tokenizers")
     finally:
         sys.path.pop(0)
     built: dict[str, Path] = make.build_tokenizers(tmp_path_factory.mktemp("standins"))

@@ -32,7 +32,8 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     try:
         yield importlib.import_module("bench_gpu")
     finally:
-        for name in ("bench_gpu", "bench_grid", "gpu_measure", "gpu_rows", "gpu_setup"):
+        modules = ("bench_gpu", "bench_grid", "bench_grid_verdicts", "gpu_measure", "gpu_rows")
+        for name in (*modules, "gpu_setup"):
             sys.modules.pop(name, None)
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.files import output_problem, remove_stale_temps, write_atomic
+from pytest_niah.files import remove_stale_temps, write_atomic
+from pytest_niah.output_paths import output_problem
 
 
 def test_a_regular_file_is_replaced_whole(tmp_path):

@@ -12,20 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from pytest_niah.bounded_reads import ReadRefused, gunzip_bounded, read_bounded
 from pytest_niah.files import (
     TMP_MARK,
-    ReadRefused,
     create_whole,
-    gunzip_bounded,
-    output_problem,
-    read_bounded,
     remove_stale_temps,
     remove_temp,
     temp_prefix,
     write_atomic,
 )
+from pytest_niah.output_paths import output_problem
 
-PATH_MAX = 4096  # Linux's, as files.py checks it
+PATH_MAX = 4096  # Linux's, as output_paths.py checks it
 
 
 def _path_of(root: Path, size: int) -> Path:

@@ -134,7 +134,7 @@ def version() -> str:
 
 def print_options(args: argparse.Namespace) -> int:
     """``pytest-niah options``: the option table as markdown."""
-    from pytest_niah.config.options import markdown_table
+    from pytest_niah.config.option_docs import markdown_table
 
     sys.stdout.write(markdown_table())
     sys.stdout.flush()

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pytest_niah.config.options import BY_NAME, PREFIX, Option
+from pytest_niah.config.option import PREFIX, Option
+from pytest_niah.config.options import BY_NAME
 
 
 def cli_flag(option: Option) -> str:

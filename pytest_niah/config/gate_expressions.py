@@ -4,7 +4,8 @@
 (``"0.55,128=0.7"``); :func:`parse_allowances` reads the largest drop of each metric a
 comparison allows (``--niah-compare-fail=auc:0.02,ratio:5%``). Both give frozen values that
 render back in the option's syntax, and raise :class:`~pytest_niah.errors.ConfigError` with
-a value that works.
+a value that works. :func:`parse_speed_fail` reads the fall of speed that
+``--niah-speed-fail`` allows (``20%``).
 """
 
 from __future__ import annotations
@@ -168,3 +169,22 @@ def _allowance(item: str) -> Allowance:
     if relative and amount > 100:
         raise ConfigError(f"{item!r}: a relative drop cannot exceed 100%", "give e.g. 5%")
     return Allowance(metric, amount, relative)
+
+
+def parse_speed_fail(value: Any) -> float:
+    """``20%`` -> ``20.0``: the fall of relative_speed that ``--niah-speed-fail`` allows.
+
+    The % sign is required: a bare ``0.2`` could mean 0.2% or 20%. 100% or more would let
+    any speed pass, so it is refused too.
+    """
+    text = str(value).strip()
+    hint = "give the fall allowed as a percentage below 100%, e.g. 20%"
+    if not text.endswith("%"):
+        raise ConfigError(f"{text!r} is not a percentage", hint)
+    try:
+        amount = float(text.removesuffix("%"))
+    except ValueError:
+        raise ConfigError(f"{text!r} is not a percentage", hint) from None
+    if not 0 <= amount < 100:  # NaN fails this too
+        raise ConfigError(f"{text!r} is out of range (0% to under 100%)", hint)
+    return amount

@@ -2,9 +2,11 @@
 
 The argparse options and ini keys (:mod:`pytest_niah.plugin.hooks`), the defaults of
 :class:`~pytest_niah.config.niah.NiahConfig` and the docs' option table,
-``docs/reference/options.md`` (:func:`markdown_table`), are all produced from
-:data:`OPTIONS`. Precedence for every option: command line > environment variable > ini >
-default.
+``docs/reference/options.md`` (:func:`~pytest_niah.config.option_docs.markdown_table`), are
+all produced from :data:`OPTIONS`. Precedence for every option: command line > environment
+variable > ini > default (:func:`~pytest_niah.config.option_precedence.resolve`). One entry's
+shape is :class:`~pytest_niah.config.option.Option`; this module is the table alone, with its
+lookups by name and by field.
 
 Only the standard library and the config layer are imported here: the plugin registers
 these options in every pytest run, active or not.
@@ -12,18 +14,14 @@ these options in every pytest run, active or not.
 
 from __future__ import annotations
 
-import argparse
-import errno
-import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
 from pytest_niah.config import bounded_numbers as num
 from pytest_niah.config import gate_expressions as gate
 from pytest_niah.config import parsers as p
 from pytest_niah.config import paths
+from pytest_niah.config.option import Option
 from pytest_niah.config.vocabulary import (
     ARMS,
     BUILTIN,
@@ -37,196 +35,9 @@ from pytest_niah.config.vocabulary import (
     PACKAGED_MODELS,
     SCORINGS,
 )
-from pytest_niah.errors import ConfigError
-
-PREFIX = "--niah-"
-IniType = Literal["string", "bool", "linelist"]
-Source = Literal["cli", "env", "ini", "default"]
-
-
-_LOOP = (
-    "is a symbolic link loop (a link that leads back to itself), so nothing can be read or "
-    "written there",
-    "remove or correct the link, or give another path",
-)
-
-
-@dataclass(frozen=True)
-class Option:
-    """One ``--niah-*`` option.
-
-    Attributes:
-        name: The option without prefix, e.g. ``lengths``; ``niah_<name>`` is its ini key
-            and (dashes as underscores) its :class:`NiahConfig` field.
-        parse: Turns raw text (command line, environment, ini) into the value; raises
-            :class:`~pytest_niah.errors.ConfigError` when the text is invalid.
-        default: The value when nothing is given (already parsed).
-        help: What the option does, one or two sentences.
-        metavar: The value's placeholder in ``--help``.
-        flag: A switch without a value (``store_true``).
-        repeat: May be given several times (values collected in a list).
-        ini: The ini key's type, or ``None`` for an option without ini key.
-        env: An environment variable read when the option is not on the command line.
-        experiment: The option is a field of :class:`NiahConfig` (it changes what is
-            measured); otherwise it steers only the pytest run (gates, outputs).
-        path_unless: The option names a file or folder, resolved against the folder pytest
-            was started in (or the ini file's folder); this value (or these values) alone
-            is not a path.
-        default_text: How the default reads where it is computed at run time.
-    """
-
-    name: str
-    parse: Callable[[Any], Any]
-    default: Any
-    help: str
-    metavar: str | None = None
-    flag: bool = False
-    repeat: bool = False
-    ini: IniType | None = "string"
-    env: str | None = None
-    experiment: bool = True
-    path_unless: str | tuple[str, ...] | None = None
-    default_text: str | None = None
-
-    def is_path(self, value: str) -> bool:
-        """Whether ``value`` names a file or folder to resolve (see ``path_unless``)."""
-        if self.path_unless is None:
-            return False
-        words = (self.path_unless,) if isinstance(self.path_unless, str) else self.path_unless
-        return value not in words
-
-    def absolute(self, value: str, base: Path) -> str:
-        """``value`` (a path, see :meth:`is_path`) made absolute against ``base`` and resolved.
-
-        A path that can never be used is refused now, before any model loads: a symbolic
-        link loop (``--niah-json=loop`` where ``loop`` points to itself). A written path
-        below a regular file is reported by the plugin's output checks, with every other
-        problem of the run.
-
-        Raises:
-            ConfigError: naming the option, the path and the fix.
-        """
-        path = base / os.path.expanduser(value)
-        try:
-            resolved = path.resolve()
-            os.stat(resolved)
-        except RuntimeError:  # Python < 3.13 raises it for a link loop
-            raise self._unusable(value, _LOOP) from None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise self._unusable(value, _LOOP) from None
-            # A written path below a regular file (ENOTDIR) is left to the output checks,
-            # which report it together with every other problem of the run.
-        except ValueError:  # a NUL byte: the output checks name it
-            return str(path)
-        return str(resolved)
-
-    def _unusable(self, value: str, problem: tuple[str, str]) -> ConfigError:
-        shown = value if len(value) <= 80 else value[:80] + "..."
-        return ConfigError(f"{self.flag_name}: {shown!r} {problem[0]}", problem[1])
-
-    @property
-    def flag_name(self) -> str:
-        """``--niah-<name>``."""
-        return PREFIX + self.name
-
-    @property
-    def dest(self) -> str:
-        """The argparse destination and ini key: ``niah_<name>`` with underscores."""
-        return "niah_" + self.field
-
-    @property
-    def field(self) -> str:
-        """The :class:`NiahConfig` field (or session setting) the option fills."""
-        return self.name.replace("-", "_")
-
-    def parse_text(self, text: Any) -> Any:
-        """Parse a raw value; an error names the option."""
-        return p.named(self.flag_name, self.parse, text)
-
-    def parse_given(self, value: str) -> Any:
-        """Parse a value written on a command line, where an empty one is refused.
-
-        ``--niah-json=$OUT`` with the variable unset is empty: taken as "not given" it would
-        quietly run every group, write no file or drop a gate. Empty is blank, or only
-        commas (a list of nothing). The option's own parser speaks first, so a value with
-        a more specific refusal (``--niah-seeds=``, an empty path) keeps it.
-
-        Raises:
-            ConfigError: the value is invalid or empty.
-        """
-        parsed = self.parse(value)
-        hint = f"give a value, or leave {self.flag_name} out for its default"
-        p.refuse_empty(value, f"{hint} ({self.shown_default()})")
-        return parsed
-
-    def argparse_type(self, value: str) -> Any:
-        """Validate on the command line: argparse reports the message as a usage error."""
-        try:
-            return self.parse_given(value)
-        except ConfigError as exc:
-            # argparse starts the line with "argument --niah-x:" itself.
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    def shown_default(self) -> str:
-        """The default as the user would write it."""
-        if self.default_text is not None:
-            return self.default_text
-        value = self.default
-        if isinstance(value, bool):
-            return "on" if value else "off"
-        if isinstance(value, tuple):
-            items = [v.expression() if isinstance(v, gate.Allowance) else str(v) for v in value]
-            return ",".join(items) or "none"
-        if isinstance(value, gate.Thresholds):
-            return value.describe()
-        if isinstance(value, dict):
-            return "{}" if not value else str(value)
-        if value is None or value == "":
-            return "none"
-        return str(value)
-
-    @property
-    def described(self) -> str:
-        """The help, with the allowed range of a whole-number option (``1..1,000``)."""
-        if isinstance(self.parse, num.WholeNumber):
-            return f"{self.help} Allowed: {self.parse.bounds()}."
-        return self.help
-
-    def help_text(self) -> str:
-        """Help with the real default and where else the value can come from."""
-        sources = [f"ini {self.dest}"] if self.ini else []
-        if self.env:
-            sources.append(f"env {self.env}")
-        where = f" [{'; '.join(sources)}]" if sources else ""
-        return f"{self.described} Default: {self.shown_default()}.{where}".replace("%", "%%")
-
-
-def parse_speed_fail(value: Any) -> float:
-    """``20%`` -> ``20.0``: the fall of relative_speed that ``--niah-speed-fail`` allows.
-
-    The % sign is required: a bare ``0.2`` could mean 0.2% or 20%. 100% or more would let
-    any speed pass, so it is refused too.
-    """
-    text = str(value).strip()
-    hint = "give the fall allowed as a percentage below 100%, e.g. 20%"
-    if not text.endswith("%"):
-        raise ConfigError(f"{text!r} is not a percentage", hint)
-    try:
-        amount = float(text.removesuffix("%"))
-    except ValueError:
-        raise ConfigError(f"{text!r} is not a percentage", hint) from None
-    if not 0 <= amount < 100:  # NaN fails this too
-        raise ConfigError(f"{text!r} is out of range (0% to under 100%)", hint)
-    return amount
-
-
-def _opt(name: str, parse: Callable[[Any], Any], default: Any, help: str, **kw: Any) -> Option:
-    return Option(name, parse, default, help, **kw)
-
 
 OPTIONS: tuple[Option, ...] = (
-    _opt(
+    Option(
         "model",
         p.parse_text,
         (),
@@ -240,7 +51,7 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
         default_text="none (pytest-niah inactive)",
     ),
-    _opt(
+    Option(
         "corpus",
         p.parse_path,
         PACKAGED,
@@ -251,7 +62,7 @@ OPTIONS: tuple[Option, ...] = (
         env="NIAH_CORPUS",
         path_unless=CORPUS_WORDS,
     ),
-    _opt(
+    Option(
         "needles",
         p.parse_path,
         BUILTIN,
@@ -259,7 +70,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="FILE",
         path_unless=BUILTIN,
     ),
-    _opt(
+    Option(
         "groups",
         p.parse_names,
         (),
@@ -268,7 +79,7 @@ OPTIONS: tuple[Option, ...] = (
         ini="linelist",
         default_text="all",
     ),
-    _opt(
+    Option(
         "lengths",
         num.parse_lengths,
         (128, 256, 512, 1024, 2048, 4096, 8192),
@@ -277,21 +88,21 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N,N,...|A..B",
         ini="linelist",
     ),
-    _opt(
+    Option(
         "positions",
         num.int_parser(1, num.MAX_POSITIONS),
         10,
         "Needle positions per haystack, evenly spaced from start to end.",
         metavar="N",
     ),
-    _opt(
+    Option(
         "controls",
         num.int_parser(1, num.MAX_CONTROLS),
         1,
         "No-needle control haystacks per question and length.",
         metavar="N",
     ),
-    _opt(
+    Option(
         "arms",
         p.choices_parser(ARMS),
         ("onehop",),
@@ -300,7 +111,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="ARMS",
         ini="linelist",
     ),
-    _opt(
+    Option(
         "scoring",
         p.choices_parser(SCORINGS),
         ("whole",),
@@ -311,7 +122,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="SCORINGS",
         ini="linelist",
     ),
-    _opt(
+    Option(
         "chunk-tokens",
         num.optional_int_parser(8, num.MAX_LENGTH),
         None,
@@ -319,7 +130,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
         default_text="the model's window",
     ),
-    _opt(
+    Option(
         "expansions",
         p.parse_path,
         BUILTIN,
@@ -327,7 +138,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="FILE",
         path_unless=BUILTIN,
     ),
-    _opt(
+    Option(
         "orders",
         p.choices_parser(ORDERS),
         ORDERS,
@@ -335,14 +146,14 @@ OPTIONS: tuple[Option, ...] = (
         metavar="ORDERS",
         ini="linelist",
     ),
-    _opt(
+    Option(
         "seed",
         num.int_parser(0, num.MAX_SEED),
         42,
         "Seed of every random choice (snippets, names, the bootstrap).",
         metavar="N",
     ),
-    _opt(
+    Option(
         "seeds",
         num.parse_seeds,
         (),
@@ -353,14 +164,14 @@ OPTIONS: tuple[Option, ...] = (
         ini="linelist",
         default_text="one draw, from --niah-seed",
     ),
-    _opt(
+    Option(
         "bootstrap",
         num.int_parser(0, num.MAX_BOOTSTRAP),
         1000,
         "Bootstrap resamples over needle groups for the 95% intervals; 0 turns them off.",
         metavar="N",
     ),
-    _opt(
+    Option(
         "device",
         p.parse_device,
         "auto",
@@ -368,21 +179,21 @@ OPTIONS: tuple[Option, ...] = (
         "a comma list such as cuda:0,cuda:1 to encode on several GPUs.",
         metavar="DEVICE",
     ),
-    _opt(
+    Option(
         "dtype",
         p.choice_parser(DTYPES),
         "auto",
         "Model dtype; auto is bfloat16 (float16 without it) on a GPU and float32 elsewhere.",
         metavar="DTYPE",
     ),
-    _opt(
+    Option(
         "batch-size",
         num.int_parser(1, num.MAX_BATCH),
         16,
         "Texts per encode batch when the token budget is 0, and on several devices.",
         metavar="N",
     ),
-    _opt(
+    Option(
         "token-budget",
         num.int_parser(0, num.MAX_TOKEN_BUDGET),
         16384,
@@ -390,7 +201,7 @@ OPTIONS: tuple[Option, ...] = (
         "a GPU takes 32 full windows per batch. 0 uses --niah-batch-size texts per batch.",
         metavar="N",
     ),
-    _opt(
+    Option(
         "max-seq-length",
         num.optional_int_parser(1, num.MAX_LENGTH),
         None,
@@ -400,7 +211,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
         default_text="the model's own",
     ),
-    _opt(
+    Option(
         "trust-remote-code",
         p.parse_bool,
         False,
@@ -408,21 +219,21 @@ OPTIONS: tuple[Option, ...] = (
         flag=True,
         ini="bool",
     ),
-    _opt(
+    Option(
         "model-kwargs",
         p.parse_json_object,
         {},
         "JSON object passed as SentenceTransformer(model_kwargs=...).",
         metavar="JSON",
     ),
-    _opt(
+    Option(
         "encode-kwargs",
         p.parse_json_object,
         {},
         'JSON object passed to every encode() call, e.g. \'{"task": "text-matching"}\'.',
         metavar="JSON",
     ),
-    _opt(
+    Option(
         "query-prompt",
         p.parse_text,
         "",
@@ -430,7 +241,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="TEXT",
         default_text="the model's own query prompt",
     ),
-    _opt(
+    Option(
         "doc-prompt",
         p.parse_text,
         "",
@@ -438,7 +249,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="TEXT",
         default_text="the model's own document prompt",
     ),
-    _opt(
+    Option(
         "tokenizer",
         p.parse_text,
         "",
@@ -451,7 +262,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="NAME|PATH",
         default_text="none (required with an openai+ model without a preset)",
     ),
-    _opt(
+    Option(
         "api-key-env",
         p.parse_env_name,
         "OPENAI_API_KEY",
@@ -459,14 +270,14 @@ OPTIONS: tuple[Option, ...] = (
         "Bearer'; the key is never written to results, logs or reports. Unset: no key is sent.",
         metavar="NAME",
     ),
-    _opt(
+    Option(
         "remote-concurrency",
         num.int_parser(1, num.MAX_BATCH),
         4,
         "Most requests in flight to a remote model's server at once.",
         metavar="N",
     ),
-    _opt(
+    Option(
         "remote-timeout",
         num.parse_seconds,
         60.0,
@@ -474,7 +285,7 @@ OPTIONS: tuple[Option, ...] = (
         f"(at most {num.MAX_SECONDS:,.0f}).",
         metavar="SECONDS",
     ),
-    _opt(
+    Option(
         "cache-dir",
         p.parse_text,
         "",
@@ -485,7 +296,7 @@ OPTIONS: tuple[Option, ...] = (
         path_unless="",
         default_text="the user cache folder",
     ),
-    _opt(
+    Option(
         "no-cache",
         p.parse_bool,
         False,
@@ -494,7 +305,7 @@ OPTIONS: tuple[Option, ...] = (
         ini="bool",
         experiment=False,
     ),
-    _opt(
+    Option(
         "min-auc",
         gate.parse_thresholds,
         gate.Thresholds(),
@@ -503,7 +314,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="T|L=T,...",
         experiment=False,
     ),
-    _opt(
+    Option(
         "min-ratio",
         gate.parse_thresholds,
         gate.Thresholds(),
@@ -511,7 +322,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="T|L=T,...",
         experiment=False,
     ),
-    _opt(
+    Option(
         "inconclusive",
         p.choice_parser(INCONCLUSIVE),
         "auto",
@@ -521,7 +332,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="auto|fail|warn|pass",
         experiment=False,
     ),
-    _opt(
+    Option(
         "strict",
         p.parse_bool,
         False,
@@ -530,7 +341,7 @@ OPTIONS: tuple[Option, ...] = (
         ini="bool",
         experiment=False,
     ),
-    _opt(
+    Option(
         "save",
         p.parse_text,
         "",
@@ -540,7 +351,7 @@ OPTIONS: tuple[Option, ...] = (
         ini=None,
         experiment=False,
     ),
-    _opt(
+    Option(
         "save-overwrite",
         p.parse_bool,
         False,
@@ -549,7 +360,7 @@ OPTIONS: tuple[Option, ...] = (
         ini=None,
         experiment=False,
     ),
-    _opt(
+    Option(
         "compare",
         p.parse_text,
         "",
@@ -558,7 +369,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="NAME|PATH",
         experiment=False,
     ),
-    _opt(
+    Option(
         "compare-fail",
         gate.parse_allowances,
         (),
@@ -569,7 +380,7 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
         default_text="none",
     ),
-    _opt(
+    Option(
         "compare-allow",
         p.choices_parser(COMPARED),
         (),
@@ -581,7 +392,7 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
         default_text="none",
     ),
-    _opt(
+    Option(
         "storage",
         p.parse_text,
         "",
@@ -591,7 +402,7 @@ OPTIONS: tuple[Option, ...] = (
         path_unless="",
         default_text=str(paths.store_dir(paths.ROOTDIR)),
     ),
-    _opt(
+    Option(
         "report",
         p.parse_text,
         "",
@@ -600,7 +411,7 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
         path_unless="",
     ),
-    _opt(
+    Option(
         "export-haystacks",
         p.parse_text,
         "",
@@ -610,7 +421,7 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
         path_unless="",
     ),
-    _opt(
+    Option(
         "snapshot",
         p.parse_bool,
         False,
@@ -620,7 +431,7 @@ OPTIONS: tuple[Option, ...] = (
         ini="bool",
         experiment=False,
     ),
-    _opt(
+    Option(
         "speed",
         p.parse_bool,
         False,
@@ -634,9 +445,9 @@ OPTIONS: tuple[Option, ...] = (
         ini="bool",
         experiment=False,
     ),
-    _opt(
+    Option(
         "speed-fail",
-        parse_speed_fail,
+        gate.parse_speed_fail,
         None,
         "Fail test_speed[LENGTH] when the model's relative_speed (tokens per reference "
         "workload, in CPU time: the same on a fast and a slow runner) fell by more than this "
@@ -646,7 +457,7 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
         default_text="none (no speed gate)",
     ),
-    _opt(
+    Option(
         "snapshot-digits",
         num.int_parser(0, num.MAX_DIGITS),
         3,
@@ -654,7 +465,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
         experiment=False,
     ),
-    _opt(
+    Option(
         "snapshot-dir",
         p.parse_text,
         "",
@@ -664,7 +475,7 @@ OPTIONS: tuple[Option, ...] = (
         path_unless="",
         default_text=str(paths.snapshot_dir(paths.ROOTDIR)),
     ),
-    _opt(
+    Option(
         "json",
         p.parse_text,
         "",
@@ -674,7 +485,7 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
         path_unless="",
     ),
-    _opt(
+    Option(
         "shard",
         num.parse_shard,
         None,
@@ -686,7 +497,7 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
         default_text="none",
     ),
-    _opt(
+    Option(
         "shard-dir",
         p.parse_text,
         "",
@@ -696,7 +507,7 @@ OPTIONS: tuple[Option, ...] = (
         experiment=False,
         path_unless="",
     ),
-    _opt(
+    Option(
         "from-shards",
         p.parse_text,
         "",
@@ -716,50 +527,3 @@ DEFAULTS: Mapping[str, Any] = {o.field: o.default for o in OPTIONS}
 def default(field: str) -> Any:
     """The default of the option that fills ``field`` (a :class:`NiahConfig` field)."""
     return DEFAULTS[field]
-
-
-def resolve(
-    option: Option, cli_value: Any, ini_value: Any, environ: Mapping[str, str] | None = None
-) -> tuple[Any, Source]:
-    """The option's value by precedence, and where it came from: cli, env, ini, default.
-
-    Relative paths from an ini file are meant relative to that file, not to the folder
-    pytest was started in; the source lets the caller resolve them so.
-
-    Raises:
-        ConfigError: when the environment or ini text is invalid; the message names it.
-    """
-    if cli_value is not None and cli_value != []:
-        return cli_value, "cli"
-    environ = os.environ if environ is None else environ
-    if option.env and environ.get(option.env):
-        what = f"environment variable {option.env}"
-        return p.named(what, option.parse, environ[option.env]), "env"
-    if option.ini and ini_value not in (None, "", []):
-        raw = ",".join(ini_value) if isinstance(ini_value, list) else ini_value
-        return p.named(f"ini option {option.dest}", option.parse, raw), "ini"
-    return option.default, "default"
-
-
-def markdown_table(options: Sequence[Option] = OPTIONS) -> str:
-    """The option table of ``docs/reference/options.md``.
-
-    Columns: option, ini key, environment variable, default, meaning.
-    """
-    lines = [
-        "| option | ini | env | default | meaning |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    for option in options:
-        flag = f"`{option.flag_name}`" + ("" if option.flag else f" `{option.metavar}`")
-        ini = f"`{option.dest}`" if option.ini else ""
-        env = f"`{option.env}`" if option.env else ""
-        shown = option.shown_default()
-        default_cell = _html(shown) if option.default_text else f"`{shown}`"
-        cells = [flag, ini, env, default_cell, _html(option.described)]
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

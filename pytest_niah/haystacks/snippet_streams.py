@@ -28,7 +28,7 @@ from pytest_niah.haystacks.splice import SplicedEncoding
 from pytest_niah.haystacks.tokens import Tokenizer
 from pytest_niah.inputs.corpus import Corpus
 from pytest_niah.inputs.needles import NeedleSet
-from pytest_niah.inputs.words import TermMatcher
+from pytest_niah.inputs.term_matcher import TermMatcher
 
 MAX_SNIPPET_TOKENS = 249  # the study's snippets are under 250 tokens
 MIN_SNIPPET_TOKENS = 48

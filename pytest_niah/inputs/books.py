@@ -12,8 +12,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_niah.bounded_reads import MiB, ReadRefused, read_bounded
 from pytest_niah.errors import CorpusError
-from pytest_niah.files import MiB, ReadRefused, read_bounded
 from pytest_niah.inputs.text import normalize_text, split_sentences, strip_gutenberg_boilerplate
 
 __all__ = ["MAX_BOOK_BYTES", "Book", "Corpus", "decode_book", "read_book", "read_files"]

@@ -16,11 +16,11 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pytest_niah.bounded_reads import MiB, ReadRefused, read_bounded
 from pytest_niah.config import strict_json
 from pytest_niah.config.strict_json import MAX_DEPTH, duplicate_key_problem, json_path
 from pytest_niah.config.vocabulary import BUILTIN
 from pytest_niah.errors import DataFileError
-from pytest_niah.files import MiB, ReadRefused, read_bounded
 
 __all__ = [
     "MAX_DEPTH",

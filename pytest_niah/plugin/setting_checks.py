@@ -1,13 +1,14 @@
 """The configure-time checks of a session built from the options, each problem collected.
 
 :func:`~pytest_niah.plugin.settings.build_session` calls these after the option values
-are parsed: checks that need the configs (grid, expansions), the file system (outputs,
-saved runs, shard folders), the run store (baselines) or another plugin.
+are parsed: checks that need the configs (grid, expansions, thresholds), the shard folders
+or the run store (baselines) here; the paths the run writes in
+:mod:`~pytest_niah.plugin.output_checks`, what other plugins must provide in
+:mod:`~pytest_niah.plugin.plugin_checks`.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -15,35 +16,11 @@ import pytest
 from pytest_niah.config.gate_expressions import Thresholds
 from pytest_niah.config.niah import ModelSpec
 from pytest_niah.config.vocabulary import MAXSIM
-from pytest_niah.errors import ConfigError, ExtraMissingError, NiahError, OutputError, SetupError
+from pytest_niah.errors import ConfigError
+from pytest_niah.plugin.output_checks import check_outputs, check_save
+from pytest_niah.plugin.plugin_checks import check_plugins, check_speed_fail
+from pytest_niah.plugin.problems import Problems
 from pytest_niah.plugin.session import NiahSession
-
-
-class Problems:
-    """Collects the problems of independent checks (``with problems: check()``)."""
-
-    def __init__(self) -> None:
-        self.errors: list[NiahError] = []
-
-    def add(self, error: NiahError) -> None:
-        """Keep ``error``."""
-        self.errors.append(error)
-
-    def __enter__(self) -> Problems:
-        return self
-
-    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> bool:
-        if isinstance(error, NiahError):
-            self.errors.append(error)
-            return True
-        return False
-
-    def raise_any(self) -> None:
-        """Raise the one problem found, or all of them as one :class:`SetupError`."""
-        if len(self.errors) == 1:
-            raise self.errors[0]
-        if self.errors:
-            raise SetupError(self.errors)
 
 
 def check_session(
@@ -57,7 +34,7 @@ def check_session(
         with problems:
             check_expansions(session)
     check_sharding(session, values, problems)
-    check_save(session, config, problems)
+    check_save(session, problems)
     check_compare(session, problems)
     check_plugins(session, config, problems)
     check_speed_fail(session, config, problems)
@@ -80,63 +57,6 @@ def check_compare(session: NiahSession, problems: Problems) -> None:
                 "add --niah-compare=NAME|PATH, or drop --niah-compare-fail",
             )
         )
-
-
-def check_plugins(session: NiahSession, config: pytest.Config, problems: Problems) -> None:
-    """The plugins and libraries the options need: syrupy, pytest-benchmark, matplotlib."""
-    settings = session.settings
-    if settings.snapshot and not config.pluginmanager.hasplugin("syrupy"):
-        problems.add(
-            ConfigError("--niah-snapshot needs syrupy", "pip install 'pytest-niah[snapshot]'")
-        )
-    if settings.speed and not config.pluginmanager.hasplugin("benchmark"):
-        problems.add(
-            ExtraMissingError(
-                "--niah-speed times test_speed through pytest-benchmark's benchmark fixture, "
-                "and the pytest-benchmark plugin is not installed (or is off: -p no:benchmark)",
-                hint="pip install pytest-benchmark, or drop --niah-speed",
-            )
-        )
-    if settings.report and not importable("matplotlib"):
-        problems.add(
-            ConfigError(
-                f"--niah-report={settings.report} needs matplotlib for the report's figures, "
-                "and it cannot be imported here",
-                "pip install 'pytest-niah[report]', or drop --niah-report",
-            )
-        )
-
-
-def check_speed_fail(session: NiahSession, config: pytest.Config, problems: Problems) -> None:
-    """--niah-speed-fail gates test_speed against a run pytest-benchmark loads to compare.
-
-    That run is checked once loaded, at session start (:class:`CompareCheck`).
-    """
-    allowance = session.settings.speed_fail
-    if allowance is None:
-        return
-    flag = f"--niah-speed-fail={allowance:g}%"
-    if not session.settings.speed:
-        problems.add(
-            ConfigError(
-                f"{flag} gates test_speed, which only --niah-speed adds",
-                "add --niah-speed, or drop --niah-speed-fail",
-            )
-        )
-    elif not config.getoption("benchmark_compare", None):
-        problems.add(
-            ConfigError(
-                f"{flag} has no compared run: it compares relative_speed with the run "
-                "pytest-benchmark's --benchmark-compare loads",
-                "save a run first (--niah-speed --benchmark-save=NAME, or "
-                "--benchmark-autosave), then add --benchmark-compare (the newest saved run) or "
-                "--benchmark-compare=NUM",
-            )
-        )
-    else:
-        from pytest_niah.plugin.speed_gate import CompareCheck
-
-        config.pluginmanager.register(CompareCheck(), "niah-speed-fail")
 
 
 def check_threshold_lengths(name: str, value: Thresholds, lengths: tuple[int, ...]) -> None:
@@ -251,89 +171,3 @@ def check_sharding(session: NiahSession, values: dict[str, Any], problems: Probl
                         "gather every shard job's part files there first",
                     )
                 )
-
-
-def check_save(session: NiahSession, config: pytest.Config, problems: Problems) -> None:
-    """An empty --niah-save, or a saved run it would overwrite or cannot write."""
-    given = config.getoption("niah_save")
-    if given is not None and not given.strip():
-        problems.add(
-            ConfigError(
-                "--niah-save is empty: nothing would be saved",
-                "give the run a name, e.g. --niah-save=baseline, or drop the option",
-            )
-        )
-        return
-    if not session.settings.save:
-        return
-    from pytest_niah.files import output_problem
-    from pytest_niah.results.storage import RunStore
-
-    with problems:
-        for label in session.labels:
-            target = RunStore(session.settings.store_dir).target(session.settings.save, label)
-            try:
-                exists = target.exists()
-            except OSError as exc:  # e.g. a name the file system cannot hold
-                if output_problem(str(session.settings.store_dir), folder=True):
-                    return  # the store folder itself is the cause: check_outputs names it
-                raise OutputError(
-                    f"--niah-save: run {session.settings.save[:40]!r} of model {label!r} cannot be "
-                    f"saved at {target} ({exc.strerror or exc})",
-                    "give the run a shorter, plain name, e.g. --niah-save=baseline, or another "
-                    "--niah-storage folder",
-                ) from None
-            if exists and not session.settings.save_overwrite:
-                raise OutputError(
-                    f"--niah-save: run {session.settings.save!r} of model {label!r} exists "
-                    f"already ({target})",
-                    "add --niah-save-overwrite to replace it, or save under another name",
-                )
-
-
-def check_outputs(session: NiahSession, problems: Problems) -> None:
-    """Every path the run will write, checked now rather than after minutes of embedding."""
-    from pytest_niah.files import output_problem
-    from pytest_niah.plugin.outputs import json_target
-
-    wanted: list[tuple[str, str, bool]] = []
-    if session.settings.json:
-        several = len(session.labels) > 1
-        targets = {
-            str(json_target(session.settings.json, label, several=several)): None
-            for label in session.labels
-        }
-        wanted += [("--niah-json", target, False) for target in targets]
-    if session.settings.report:
-        wanted.append(("--niah-report", session.settings.report, True))
-    if session.settings.export_haystacks:
-        wanted.append(("--niah-export-haystacks", session.settings.export_haystacks, False))
-    if session.settings.save:
-        wanted.append(("--niah-storage (the run store)", str(session.settings.store_dir), True))
-    if session.settings.shard is not None and session.settings.shard_dir:
-        wanted.append(("--niah-shard-dir", session.settings.shard_dir, True))
-    if (
-        session.settings.snapshot
-    ):  # the default folder too: a file in its place is found now, not after
-        wanted.append(("--niah-snapshot-dir", str(session.settings.snapshot_dir), True))
-    for what, path, folder in wanted:
-        problem = output_problem(path, folder=folder)
-        if problem:
-            problems.add(OutputError(f"{what}: {path} {problem}", "choose a path you can write to"))
-    # Every run but a shard job's appends to the step summary when one is set; the report
-    # package (numpy) is imported only then, so that collection stays light.
-    if session.settings.shard is None and os.environ.get("GITHUB_STEP_SUMMARY"):
-        from pytest_niah.report import check_step_summary
-
-        with problems:
-            check_step_summary()
-
-
-def importable(module: str) -> bool:
-    """Whether ``module`` can be imported, without importing it."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):  # a parent that fails, or a None entry in sys.modules
-        return False

@@ -16,13 +16,15 @@ import pytest
 
 from pytest_niah.config import paths
 from pytest_niah.config.niah import ModelSpec, NiahConfig
-from pytest_niah.config.options import OPTIONS, Option, resolve
+from pytest_niah.config.option import Option
+from pytest_niah.config.option_precedence import resolve
+from pytest_niah.config.options import OPTIONS
 from pytest_niah.config.run_settings import RunSettings
 from pytest_niah.config.vocabulary import MAXSIM
 from pytest_niah.errors import ConfigError
+from pytest_niah.plugin.problems import Problems
 from pytest_niah.plugin.session import NiahSession
 from pytest_niah.plugin.setting_checks import (
-    Problems,
     check_lexical_only,
     check_session,
     check_threshold_lengths,

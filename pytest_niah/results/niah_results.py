@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_niah.bounded_reads import MiB, ReadRefused, gunzip_bounded, read_bounded
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.identity import LIBRARIES, installed_versions
 from pytest_niah.errors import ConfigError, ResultsError
-from pytest_niah.files import MiB, ReadRefused, gunzip_bounded, read_bounded, write_atomic
+from pytest_niah.files import write_atomic
 from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.measure.records import (
     CaseResult,

@@ -17,7 +17,8 @@ import pytest
 from pytest_niah.config import bounded_numbers as num
 from pytest_niah.config import parsers as p
 from pytest_niah.config.niah import ModelSpec, NiahConfig
-from pytest_niah.config.options import BY_NAME, OPTIONS, markdown_table
+from pytest_niah.config.option_docs import markdown_table
+from pytest_niah.config.options import BY_NAME, OPTIONS
 from pytest_niah.errors import ConfigError
 
 # (option, a value past its bound, the bound as the error states it)
@@ -208,7 +209,7 @@ def test_a_symlink_loop_as_an_input_is_refused_too(tmp_path, loop):
 @pytest.mark.parametrize("name", ["snapshot-dir", "report", "json", "storage"])
 def test_an_output_below_a_regular_file_is_left_to_the_output_checks(tmp_path, name):
     # absolute() keeps it, so the plugin reports it with every other problem of the run.
-    from pytest_niah.files import output_problem
+    from pytest_niah.output_paths import output_problem
 
     (tmp_path / "afile").write_text("x")
     kept = BY_NAME[name].absolute("afile/snaps", tmp_path)

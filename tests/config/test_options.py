@@ -8,7 +8,10 @@ import pytest
 
 from pytest_niah.config.bounded_numbers import parse_lengths
 from pytest_niah.config.gate_expressions import Thresholds
-from pytest_niah.config.options import BY_NAME, OPTIONS, Option, markdown_table, resolve
+from pytest_niah.config.option import Option
+from pytest_niah.config.option_docs import markdown_table
+from pytest_niah.config.option_precedence import resolve
+from pytest_niah.config.options import BY_NAME, OPTIONS
 from pytest_niah.errors import ConfigError
 
 LENGTHS_WITH_ENV = Option(

@@ -175,7 +175,7 @@ def test_orders_and_arms_share_the_name(shared_corpus, word_tokenizer):
 
 
 def test_leak_audit_keeps_key_words_out_of_filler(shared_corpus, word_tokenizer):
-    from pytest_niah.inputs.words import TermMatcher
+    from pytest_niah.inputs.term_matcher import TermMatcher
 
     builder, haystacks = build(shared_corpus, word_tokenizer, lengths=(2048,), positions=2)
     matcher = TermMatcher(sorted({t for g in GROUPS.groups for t in g.audit_terms}))

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from pytest_niah.errors import NeedleSetError
 from pytest_niah.inputs.needles import NeedleGroup, builtin_needle_set
+from pytest_niah.inputs.term_matcher import TermMatcher
 from pytest_niah.inputs.words import (
     MIN_PREFIX_STEM,
-    TermMatcher,
     content_words,
     fold,
     matching_words,

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_niah.config.options import BY_NAME, parse_speed_fail
+from pytest_niah.config.gate_expressions import parse_speed_fail
+from pytest_niah.config.options import BY_NAME
 from pytest_niah.errors import ConfigError
 from pytest_niah.experiment.speed import REFERENCE, SpeedChange, compared_relative_speed
 from pytest_niah.report.speed_text import speed_test_line
