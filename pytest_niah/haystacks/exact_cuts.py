@@ -82,7 +82,11 @@ class ExactCuts:
                 budget += tokens - count + 8
                 more = leading_sentences(stream, budget)
                 if len(more) == len(parts):
-                    break
+                    # The sentences counted alone already hold the larger budget: take the
+                    # next one, whatever its count.
+                    more = list(stream.sentences[: len(parts) + 1])
+                if len(more) == len(parts):
+                    break  # the stream holds no more
                 parts, tried = more, set()
                 source = text = " ".join(parts)
                 continue

@@ -39,6 +39,18 @@ _COUNT_AHEAD = 8  # sentences counted per tokenizer call while drawing a snippet
 # than it usually takes.
 _EXPECTED_SNIPPET_TOKENS = 120
 
+# A stream holds this share of its length in more tokens (counted sentence by sentence)
+# than it needs: joined, some tokenizers read sentences in fewer tokens than alone (a
+# Metaspace that marks only a text's first word, a byte-level BPE's first word after a
+# space), and a cut takes only a stream's leading sentences, so more never changes one.
+JOIN_SLACK = 1 / 16
+
+
+def stream_target(tokens: int) -> int:
+    """Tokens (counted sentence by sentence) a stream is drawn until it holds."""
+    return tokens + 1 + int(tokens * JOIN_SLACK)
+
+
 # (group id, length, control, tokens, seed): what :meth:`SnippetDrawer.stream` is called with.
 StreamSpec = tuple[str, int, int, int, int | None]
 
@@ -124,7 +136,7 @@ class SnippetDrawer:
         wanted: dict[int, list[int]] = {}
         for group_id, length, control, tokens, seed in streams:
             rng = rng_for(draw_seed(self.seed, seed), "stream", group_id, length, control)
-            for _ in range(-(-(tokens + 1) // _EXPECTED_SNIPPET_TOKENS) + 1):
+            for _ in range(-(-stream_target(tokens) // _EXPECTED_SNIPPET_TOKENS) + 1):
                 book, start, _ = self._choice(rng)
                 stop = min(start + _COUNT_AHEAD, len(self.books[book]))
                 wanted.setdefault(book, []).extend(range(start, stop))
@@ -133,14 +145,15 @@ class SnippetDrawer:
     def stream(
         self, group_id: str, length: int, control: int, tokens: int, seed: int | None = None
     ) -> Stream:
-        """Snippets drawn for one group, length and control until ``tokens`` + 1 tokens.
+        """Snippets drawn for one group, length and control until :func:`stream_target`.
 
         ``seed``: the draw's seed (``None``: the drawer's).
         """
         rng = rng_for(draw_seed(self.seed, seed), "stream", group_id, length, control)
         stream = Stream([], [], [])
         total = misses = 0
-        while total < tokens + 1:
+        target = stream_target(tokens)
+        while total < target:
             snippet = self._snippet(rng)
             if snippet is None:
                 misses += 1

@@ -10,6 +10,7 @@ encoding of its text, and the needle's span is read off that encoding's offsets.
 from __future__ import annotations
 
 import importlib
+import random
 import sys
 from pathlib import Path
 
@@ -51,8 +52,14 @@ def tiktoken():
     return TiktokenTokenizer(ranks.RANKS_ENCODING)
 
 
-def haystacks_and_encodings(corpus, tokenizer, needle_set, lengths, positions=3):
-    builder = HaystackBuilder(corpus, needle_set, tokenizer, 1, None, splice=True)
+@pytest.fixture(scope="module")
+def sentence_cache(tmp_path_factory):
+    """The books' sentence counts per tokenizer, counted once for this module's tests."""
+    return tmp_path_factory.mktemp("sentence-counts")
+
+
+def haystacks_and_encodings(corpus, tokenizer, needle_set, lengths, positions=3, cache=None):
+    builder = HaystackBuilder(corpus, needle_set, tokenizer, 1, cache, splice=True)
     blocks = builder.blocks(
         needle_set.groups, lengths, positions, ("onehop", "literal"), ("default", "inverted")
     )
@@ -77,10 +84,13 @@ def check_exact(haystack, carried, tokenizer) -> None:
 
 @pytest.mark.parametrize("which", [*EVERY_TOKENIZER, *VARIANTS])
 def test_the_builtin_needle_set_builds_exact_haystacks_on_every_family(
-    request, shared_corpus, which
+    request, shared_corpus, sentence_cache, which
 ):
     tokenizer = request.getfixturevalue(which)
-    built = haystacks_and_encodings(shared_corpus, tokenizer, builtin_needle_set(), (128,))
+    needle_set = builtin_needle_set()
+    built = haystacks_and_encodings(
+        shared_corpus, tokenizer, needle_set, (128,), cache=sentence_cache
+    )
     assert len(built) == 28 * (1 + 3 * 4)  # no needle refused
     for haystack, carried in built:
         check_exact(haystack, carried, tokenizer)
@@ -111,3 +121,29 @@ def test_an_added_token_across_a_space_never_gives_ids_that_are_not_the_text(
     for haystack, carried in haystacks_and_encodings(shared_corpus, tokenizer, groups, (128,)):
         check_exact(haystack, carried, tokenizer)
     assert not tokenizer.splits_at_spaces
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", [*EVERY_TOKENIZER, *VARIANTS])
+def test_the_full_default_grid_builds_on_every_family(
+    request, shared_corpus, sentence_cache, which
+):
+    """The default grid (every length, position, arm and order) builds with no needle
+    refused; a seeded sample of its haystacks is checked against the tokenizer itself."""
+    from pytest_niah.config.niah import NiahConfig
+
+    grid = NiahConfig(model="grid-only")
+    tokenizer = request.getfixturevalue(which)
+    needle_set = builtin_needle_set()
+    builder = HaystackBuilder(
+        shared_corpus, needle_set, tokenizer, grid.seed, sentence_cache, splice=True
+    )
+    blocks = builder.blocks(needle_set.groups, grid.lengths, grid.positions, grid.arms, grid.orders)
+    built = [
+        pair for block in blocks for pair in zip(block.haystacks, block.encodings, strict=True)
+    ]
+    per_length = 1 + grid.positions * len(grid.arms) * len(grid.orders)
+    assert len(built) == len(needle_set.groups) * len(grid.lengths) * per_length
+    assert {h.length for h, _ in built} == set(grid.lengths)
+    for haystack, carried in random.Random(which).sample(built, 60):
+        check_exact(haystack, carried, tokenizer)

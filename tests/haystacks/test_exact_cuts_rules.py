@@ -1,0 +1,47 @@
+"""Exact cuts' rules on a tokenizer whose counts are plain to see (one token per word)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_niah.errors import HaystackError
+from pytest_niah.haystacks.exact_cuts import ExactCuts
+from pytest_niah.haystacks.fillers import Stream
+
+SENTENCES = ["one two three.", "four five six.", "seven eight nine.", "ten eleven twelve."]
+
+
+def test_sentences_counted_high_alone_still_give_the_cut(word_tokenizer):
+    """Found (#42.3): where each sentence's own count overstates what it adds joined (a
+    byte-level BPE's first word), the larger budget held the same sentences and the cut
+    stopped with "not stable under truncation"; the next sentence is taken instead."""
+    stream = Stream(SENTENCES, counts=[100] * len(SENTENCES))
+    filler = ExactCuts(word_tokenizer).fit(stream, 8, "h1")
+    assert filler.tokens == 8
+    assert len(word_tokenizer.encode_batch([filler.text])[0]) == 8
+    assert filler.text.startswith("one two three.")
+
+
+def test_a_stream_too_short_for_the_length_is_named(word_tokenizer):
+    stream = Stream(SENTENCES[:2], counts=[100, 100])
+    with pytest.raises(HaystackError, match="h2: could not cut the text to exactly 50 tokens"):
+        ExactCuts(word_tokenizer).fit(stream, 50, "h2")
+
+
+def test_a_stream_holds_its_length_and_a_slack_for_joins(shared_corpus, word_tokenizer):
+    """Found (#42.3): joined, a Metaspace Unigram marking only a text's first word read a
+    stream's sentences in fewer tokens than their counts; drawn to the length alone, the
+    2,048-token control then had no text left to cut from."""
+    from pytest_niah.haystacks.snippet_streams import SnippetDrawer, stream_target
+    from pytest_niah.inputs.needles import builtin_needle_set
+
+    assert stream_target(2048) == 2048 + 1 + 128
+    assert stream_target(128) == 128 + 1 + 8
+    drawer = SnippetDrawer(shared_corpus, builtin_needle_set(), word_tokenizer, 42)
+    stream = drawer.stream("dietary-01", 2048, 1, 2048)
+    assert sum(stream.counts) >= stream_target(2048)
+    # A larger target only adds sentences after those a smaller one drew, and a cut reads
+    # a stream's leading sentences: the slack changes no haystack.
+    shorter = drawer.stream("dietary-01", 2048, 1, 1024)
+    assert len(shorter.sentences) < len(stream.sentences)
+    assert stream.sentences[: len(shorter.sentences)] == shorter.sentences
