@@ -96,7 +96,7 @@ def bare_encode(args: argparse.Namespace) -> dict[str, Any]:
         run: dict[str, float] = {}
         for kind in ("document", QUERY):
             texts = [i.text for i in inputs if i.kind == kind]
-            prompt = embedder._prompt(kind)  # type: ignore[attr-defined]
+            prompt = embedder.prompt(kind)  # type: ignore[attr-defined]
             started = time.perf_counter()
             model.encode(texts, batch_size=32, prompt=prompt or None, show_progress_bar=False)
             run[f"seconds_{kind}"] = time.perf_counter() - started

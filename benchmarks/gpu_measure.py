@@ -120,7 +120,7 @@ def bare_encode(args: argparse.Namespace, model_name: str, spec: str, inputs: li
         row.inputs = "unpad" if getattr(model[0], "can_flatten_inputs", False) else "pad"
         size = budget(config, embedder)
         batches = list(engine_batches(inputs, size, config.batch_size, MAX_BATCH))
-        prompts = {kind: embedder._prompt(kind) or None for kind in {i.kind for i in inputs}}
+        prompts = {kind: embedder.prompt(kind) or None for kind in {i.kind for i in inputs}}
         row.bare = {
             "texts": len(inputs),
             "tokens": sum(i.tokens for i in inputs),

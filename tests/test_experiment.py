@@ -12,7 +12,7 @@ from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.lexical import LexicalEmbedder
 from pytest_niah.errors import EmbeddingError
 from pytest_niah.experiment import RunReport, block_weights, plan_inputs, run_experiment
-from pytest_niah.experiment.planning import load_inputs
+from pytest_niah.experiment.run_inputs import load_inputs
 from pytest_niah.measure.metric_tables import negatives_by_key, question_scores
 from pytest_niah.results.niah_results import NiahResults
 from pytest_niah.results.snapshots import metric_table

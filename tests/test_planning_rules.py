@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from pytest_niah.experiment.planning import books_split_meanwhile
+from pytest_niah.experiment.probe_step import books_split_meanwhile
 from pytest_niah.inputs.books import Book, Corpus
 
 

@@ -25,12 +25,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_niah.embed.batching import Batch, BatchFormer, batch_texts, form_batches
+from pytest_niah.embed.encode_checks import (
+    check_dimension,
+    check_rows,
+    encode_failure,
+    token_vector_arrays,
+)
 from pytest_niah.embed.models import no_token_vectors
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.store import EmbeddingStore
 from pytest_niah.embed.vector_table import VectorTable, is_sparse
-from pytest_niah.errors import EmbedderError, EmbeddingError, NiahError
-from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, base_kind, is_multi
+from pytest_niah.errors import NiahError
+from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, is_multi
 
 if TYPE_CHECKING:
     from pytest_niah.embed.server_watch import ServerWatch
@@ -237,26 +243,22 @@ class Encoder:
             raise
         except Exception as exc:  # the model's own code failed: one stop that names it
             cached = self.store is not None and self.watch is None  # else: only checked ones
-            raise _encode_failure(self.embedder.name, items, exc, cached) from exc
+            raise encode_failure(self.embedder.name, items, exc, cached) from exc
         spent = time.perf_counter() - started
         self.stats.seconds += spent
         self._share(items, spent)
         if is_multi(items[0].kind):
             self._take_multi(items, rows)
             return
-        _check_rows(self.embedder.name, rows, len(items))
+        check_rows(self.embedder.name, rows, len(items))
         learned = False
         if not is_sparse(rows):
             rows = np.asarray(rows, dtype=np.float32)
             if self._dim is None:
                 self._dim = int(rows.shape[1])
                 learned = True
-            elif rows.shape[1] != self._dim:
-                raise EmbeddingError(
-                    f"model {self.embedder.name!r} returned {rows.shape[1]}-dimensional embeddings "
-                    f"after {self._dim}-dimensional ones",
-                    "check --niah-encode-kwargs (truncate_dim) and the model's code",
-                )
+            else:
+                check_dimension(self.embedder.name, int(rows.shape[1]), self._dim)
             space, keys = f"{self._space}:{items[0].kind}", [i.key for i in items]
             if self.watch is not None:
                 self._unchecked.append((space, keys, rows))
@@ -279,52 +281,9 @@ class Encoder:
 
     def _take_multi(self, items: list[ModelInput], rows: Any) -> None:
         """Keep the token vectors of ``items``: one 2-D array per input, all of one width."""
-        name = self.embedder.name
-        arrays = [np.asarray(r, dtype=np.float32) for r in rows] if isinstance(rows, list) else []
-        widths = {a.shape[1] for a in arrays if a.ndim == 2}
-        if len(arrays) != len(items) or any(a.ndim != 2 or not len(a) for a in arrays):
-            shapes = [getattr(a, "shape", None) for a in arrays] or type(rows).__name__
-            raise EmbeddingError(
-                f"model {name!r} returned token vectors of shapes {shapes} for {len(items)} "
-                f"{base_kind(items[0].kind)} texts (one tokens x dimensions array per text "
-                "expected)",
-                "check the model's multi-vector code (encode_text(..., return_multivector=True))",
-            )
         first = next(iter(self.table.multi.values()), None)  # all earlier ones share its width
-        known = widths | ({first.shape[1]} if first is not None else set())
-        if len(known) > 1:
-            raise EmbeddingError(
-                f"model {name!r} returned token vectors of {len(known)} different widths "
-                f"({', '.join(map(str, sorted(known)))})",
-                "check --niah-encode-kwargs and the model's multi-vector code",
-            )
+        arrays = token_vector_arrays(self.embedder.name, items, rows, first)
         for item, array in zip(items, arrays, strict=True):
             self.table.multi[item.key] = array
         self.stats.embedded += len(items)
         self.stats.tokens += sum(i.tokens for i in items)
-
-
-def _encode_failure(
-    name: str, items: list[ModelInput], exc: Exception, cached: bool
-) -> EmbedderError:
-    """The error for a model that raised while embedding a batch, with the likely fix."""
-    kept = " (the vectors embedded before it are kept in the cache)" if cached else ""
-    problem = (
-        f"model {name!r} failed while embedding {len(items)} {items[0].kind} input(s) of up to "
-        f"{max(i.tokens for i in items):,} tokens: {type(exc).__name__}: {exc}{kept}"
-    )
-    if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower():
-        return EmbedderError(problem, "lower --niah-token-budget or --niah-batch-size")
-    return EmbedderError(
-        problem, "check --niah-encode-kwargs and --niah-model-kwargs against the model card"
-    )
-
-
-def _check_rows(name: str, rows: Any, expected: int) -> None:
-    shape = getattr(rows, "shape", None)
-    if shape is None or len(shape) != 2 or shape[0] != expected:
-        raise EmbeddingError(
-            f"model {name!r} returned embeddings of shape {shape} for {expected} texts (one row "
-            "per text expected)",
-            "check --niah-encode-kwargs and the model's own code, which must keep every text",
-        )

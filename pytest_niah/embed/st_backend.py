@@ -18,12 +18,7 @@ from pytest_niah.config.options import default
 from pytest_niah.embed import st_late_interaction as late
 from pytest_niah.embed.device import Placement, confirmed_by_torch, resolve_placement
 from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
-from pytest_niah.embed.identity import (
-    ModelIdentity,
-    cached_hub_folder,
-    folder_source,
-    model_identity,
-)
+from pytest_niah.embed.identity import ModelIdentity, cached_hub_folder
 from pytest_niah.embed.model_options import check_model_options
 from pytest_niah.embed.models import (
     PACKAGED,
@@ -34,15 +29,14 @@ from pytest_niah.embed.models import (
 )
 from pytest_niah.embed.presets import MODEL_PRESETS
 from pytest_niah.embed.protocol import Windows
+from pytest_niah.embed.st_identity import hub_revision, st_identity
+from pytest_niah.embed.st_ids_path import ids_path
 from pytest_niah.embed.st_inputs import (
-    AGREEMENT,
     FeatureBuilder,
     Specials,
-    agrees_with_encode,
-    features_builder,
-    forward,
     specials_of,
 )
+from pytest_niah.embed.st_inputs import forward as model_forward
 from pytest_niah.embed.st_loading import (
     backend_tokenizer,
     declared_window,
@@ -58,7 +52,6 @@ from pytest_niah.embed.st_multi_vector import (
     named_prompt,
     token_vector_encoder,
 )
-from pytest_niah.errors import NiahError
 from pytest_niah.haystacks.plan import QUERY, ModelInput, base_kind, is_multi
 
 
@@ -140,30 +133,12 @@ class SentenceTransformerEmbedder:
         folder = self._local_folder()
         if folder is None:
             folder = source_folder(self.model)  # not cached: load (downloads) to find out
-        source = folder_source(folder, self.memo_dir) if folder is not None else {"name": self.name}
-        settings = {
-            "device_type": self.placement.device_type,
-            "dtype": self.placement.dtype,
-            "max_seq_length": self.max_seq_length,
-            "query_prompt": self.query_prompt,
-            "doc_prompt": self.doc_prompt,
-            "model_kwargs": self.model_kwargs,
-            "encode_kwargs": self.encode_kwargs,
-            "reads_every_token": self.static,
-        }
-        for key in ("query_prompt_name", "doc_prompt_name"):  # where a preset names one
-            settings |= {key: getattr(self, key)} if getattr(self, key) else {}
-        if late.is_late_interaction_folder(folder):  # loaded as such, not converted to dense
-            settings["model_class"] = late.MULTI_VECTOR_ENCODER
-        return model_identity(source, settings)
+        return st_identity(self, folder)
 
     def _cached_revision(self) -> str | None:
         if looks_local(self.path) or self._local_folder() is None:
             return None  # not in the hub cache: the identity is taken after loading
-        source = self.identity.parts["source"]
-        if source.get("kind") != "hub" or "subfolder" in source:
-            return None
-        return str(source["revision"])
+        return hub_revision(self.identity)
 
     def _local_folder(self) -> Path | None:
         if looks_local(self.path):
@@ -197,20 +172,23 @@ class SentenceTransformerEmbedder:
         return HaystackTokenizer(backend, reuse=unwrapped and is_static_embedding(self.model))
 
     @cached_property
-    def _specials(self) -> Specials:
+    def specials(self) -> Specials:
+        """The special tokens the tokenizer's template adds around a text."""
         if is_static_embedding(self.model):
             return Specials((), (), 0)  # an embedding bag: no template, no special tokens
         return specials_of(text_tokenizer(self.model))
 
     @cached_property
-    def _prompt_ids(self) -> dict[str, tuple[int, ...]]:
+    def prompt_ids(self) -> dict[str, tuple[int, ...]]:
+        """The token ids of the prompt before questions and before documents."""
         out = {}
-        for kind, prompt in ((QUERY, self._prompt(QUERY)), ("document", self._prompt("document"))):
+        for kind, prompt in ((QUERY, self.prompt(QUERY)), ("document", self.prompt("document"))):
             ids = self.tokenizer.encode_batch([prompt])[0].ids if prompt else []
             out[kind] = tuple(int(i) for i in ids)
         return out
 
-    def _prompt(self, kind: str) -> str:
+    def prompt(self, kind: str) -> str:
+        """The prompt before every input of ``kind``: given, the preset's, else the model's."""
         explicit = self.query_prompt if kind == QUERY else self.doc_prompt
         if explicit:
             return explicit
@@ -226,49 +204,14 @@ class SentenceTransformerEmbedder:
         query_limit, window = token_limits(self.model)
         if window is None or query_limit is None:
             return Windows(None, None)
-        return text_windows(self.name, query_limit, window, self._specials.count, self._prompt_ids)
+        return text_windows(self.name, query_limit, window, self.specials.count, self.prompt_ids)
 
     # -- embedding ---------------------------------------------------------------------------
 
     @cached_property
     def _features(self) -> FeatureBuilder | None:
         """How to build features from ids, or ``None`` where only ``encode`` is right."""
-        model = self.model
-        if self.encode_kwargs or len(self.placement.devices) > 1 or late.is_late_interaction(model):
-            return None
-        build = features_builder(model, lambda: self._specials)
-        if build is None:
-            return None
-
-        def tokenize(text: str) -> tuple[list[int], list[int]]:
-            encoding = self.tokenizer.encode_batch([text])[0]
-            return list(encoding.ids), [end for _, end in encoding.offsets]
-
-        def gap_of(kind: str) -> float:
-            prompt_ids, prompt = self._prompt_ids[kind], self._prompt(kind)
-            window = self.windows.query if kind == QUERY else self.windows.document
-            return agrees_with_encode(
-                lambda batch: self._forward(build(batch, prompt_ids)),
-                lambda texts: self._encode_texts(list(texts), prompt),
-                tokenize,
-                window,
-            )
-
-        # Each prompt is probed: one may tokenize differently when joined to the text.
-        same = self._prompt_ids[QUERY] == self._prompt_ids["document"]
-        try:
-            gap = max(gap_of(kind) for kind in (("document",) if same else (QUERY, "document")))
-        except NiahError:
-            raise
-        except Exception:  # the model's own code refused the probe: encode() reports why
-            return None
-        if gap > AGREEMENT * (1 if self.placement.dtype == "float32" else 100):
-            self.notes.append(
-                f"{self.name}: token ids give other vectors than encode() (1 - cosine {gap:.1e}); "
-                "embedding through encode()"
-            )
-            return None
-        return build
+        return ids_path(self)
 
     @property
     def reads_text(self) -> bool:
@@ -291,7 +234,7 @@ class SentenceTransformerEmbedder:
         kind = inputs[0].kind
         if late.is_late_interaction(self.model):  # pooled for plain kinds: the window probe's
             return late.encode_inputs(
-                self.model, [i.text for i in inputs], kind, self._prompt(base_kind(kind))
+                self.model, [i.text for i in inputs], kind, self.prompt(base_kind(kind))
             )
         if is_multi(kind):
             query = base_kind(kind) == QUERY
@@ -306,13 +249,15 @@ class SentenceTransformerEmbedder:
             )
         build = self._features
         if build is None:
-            return self._encode_texts([i.text for i in inputs], self._prompt(kind))
-        return self._forward(build([i.ids for i in inputs], self._prompt_ids[kind]))
+            return self.encode_texts([i.text for i in inputs], self.prompt(kind))
+        return self.forward(build([i.ids for i in inputs], self.prompt_ids[kind]))
 
-    def _forward(self, features: dict[str, Any]) -> np.ndarray:
-        return forward(self.model, features)
+    def forward(self, features: dict[str, Any]) -> np.ndarray:
+        """Embed features built from ids (the ids path)."""
+        return model_forward(self.model, features)
 
-    def _encode_texts(self, texts: list[str], prompt: str) -> np.ndarray:
+    def encode_texts(self, texts: list[str], prompt: str) -> np.ndarray:
+        """Embed texts through the model's own ``encode``, after ``prompt``."""
         kwargs = dict(self.encode_kwargs)
         if prompt:
             kwargs["prompt"] = prompt

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.experiment.planning import Inputs, haystack_builder, needle_kinds
+from pytest_niah.experiment.planning import haystack_builder, needle_kinds
+from pytest_niah.experiment.run_inputs import Inputs
 from pytest_niah.haystacks.haystack import Haystack
 from pytest_niah.haystacks.tokens import Encoded
 

@@ -9,7 +9,8 @@ from typing import Any
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.vector_table import VectorTable
-from pytest_niah.experiment.planning import Inputs, Planning, needle_kind
+from pytest_niah.experiment.planning import Planning
+from pytest_niah.experiment.run_inputs import Inputs, needle_kind
 from pytest_niah.haystacks.audit import AuditReport
 from pytest_niah.haystacks.plan import Plan
 from pytest_niah.inputs.needles import NeedleGroup

@@ -16,7 +16,7 @@ from pytest_niah.config.paths import CACHE_ENV
 from pytest_niah.digest import digest
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.errors import NiahCacheWarning, NiahError
-from pytest_niah.experiment.planning import Inputs
+from pytest_niah.experiment.run_inputs import Inputs
 from pytest_niah.results.niah_results import NiahResults, package_versions
 from pytest_niah.results.results_schema import RESULTS_SCHEMA_VERSION
 

@@ -19,7 +19,9 @@ from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.batching import batch_texts
 from pytest_niah.embed.protocol import Embedder
-from pytest_niah.experiment.planning import Inputs, block_inputs, probe_window, start_planning
+from pytest_niah.experiment.planning import block_inputs, start_planning
+from pytest_niah.experiment.probe_step import probe_window
+from pytest_niah.experiment.run_inputs import Inputs
 from pytest_niah.haystacks.plan import DOCUMENT, ModelInput, Plan
 from pytest_niah.results.speed_record import SpeedRecord, length_speed, request_latency
 

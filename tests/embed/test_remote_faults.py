@@ -53,7 +53,7 @@ def test_a_grid_through_a_faulty_server_gives_the_clean_runs_table(
 ):
     """429s with Retry-After and a slow answer mid-run change nothing in the results."""
     # The same check texts in both runs (each run draws its own), so both send the same texts.
-    monkeypatch.setattr("pytest_niah.experiment.run_seed", lambda: 43)
+    monkeypatch.setattr("pytest_niah.experiment.run.run_seed", lambda: 43)
     # A server of its own: answers still on their way from other tests' faults would
     # count in the module server's stats.
     own = EmbeddingServer(st_model, names=("minilm",)).start()
