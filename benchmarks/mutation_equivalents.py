@@ -451,4 +451,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "each row of the matrix scores the questions against one haystack per text, so it "
         "has exactly len(texts) values: strict zip never finds a mismatch to refuse"
     ),
+    (
+        "haystacks/tokens.py",
+        "index = bisect_right(self._spans, (char_pos, 1 << 62)) - 1",
+        "1 -> 2 [2/2]",
+    ): (
+        "the probe's second item only has to exceed every span's end so that a span starting "
+        "at char_pos sorts before it; 1 << 62 and 2 << 62 both exceed any text's length, so "
+        "bisect_right finds the same index (the [1/2] twin, the `- 1`, is killable)"
+    ),
 }

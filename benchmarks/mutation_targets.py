@@ -250,12 +250,17 @@ TARGETS: dict[str, list[str]] = {
     # haystacks: the token-space splicing, the cuts, the fillers and the plan of a grid
     "haystacks/builder.py": ["tests/haystacks/test_builder.py", *TOKENS_FAST, *SPLICE_FAST],
     "haystacks/splice.py": [
+        "tests/haystacks/test_haystack_rules.py",  # no junction to check holds
         *SPLICE_FAST,
         *TOKENS_FAST,
         "tests/haystacks/test_sentence_tokens.py::test_joined_sentence_tokens_are_the_joined_text_tokenized[minilm_tokenizer]",
     ],
     "haystacks/exact_cuts.py": [*TOKENS_FAST, *SPLICE_FAST],
-    "haystacks/assembly.py": ["tests/haystacks/test_builder.py", *TOKENS_FAST],
+    "haystacks/assembly.py": [
+        "tests/haystacks/test_haystack_rules.py",  # BlockParts cannot change
+        "tests/haystacks/test_builder.py",
+        *TOKENS_FAST,
+    ],
     "haystacks/placement.py": [
         "tests/haystacks/test_placement.py",
         "tests/haystacks/test_builder.py",
@@ -273,6 +278,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     "haystacks/chunking.py": ["tests/haystacks/test_chunking.py"],
     "haystacks/plan.py": [
+        "tests/haystacks/test_haystack_rules.py",  # a prepared block cannot change
         "tests/haystacks/test_plan_threads.py",
         "tests/haystacks/test_builder.py",
         "tests/embed/test_batching_rules.py",
@@ -282,6 +288,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/config/test_grid_size.py",
     ],
     "haystacks/sentence_counts.py": [
+        "tests/haystacks/test_haystack_rules.py",  # stored counts: whole numbers or unknown
         "tests/haystacks/test_sentence_counts.py",
         "tests/results/test_cache_links.py",
     ],
@@ -305,12 +312,14 @@ TARGETS: dict[str, list[str]] = {
     ],
     # a change that means something: an interval that leaves chance
     "measure/meaningful.py": [
+        "tests/measure/test_meaningful_rules.py",  # most cases left out
         "tests/measure/test_chance_rules.py",
         "tests/report/test_comparison_not_meaningful.py",
         "tests/results/test_compare_rules.py",
     ],
     # what two runs must share to be compared
     "results/compatibility.py": [
+        "tests/results/test_compatibility_rules.py",  # a draw in common
         "tests/results/test_compare_compatibility.py",
         "tests/results/test_compatibility_planned.py",
     ],
@@ -332,6 +341,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     # the results cache and the batch budget
     "experiment/results_cache.py": [
+        "tests/results/test_results_cache_rules.py",  # a cache that cannot store warns
         "tests/results/test_cache_links.py",
         "tests/test_digest.py",
     ],
