@@ -182,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     modules = args.module or list(TARGETS)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     print(f"seed {seed} (python benchmarks/mutate.py --seed {seed} draws this sample again)")
-    seeds = {f"fresh, seed {seed}": seed}
+    # A sample drawn again (--seed) is a rescore once tests were written for it: not "fresh".
+    seeds = {f"{'fresh' if args.seed is None else 'drawn again'}, seed {seed}": seed}
     seeds |= {f"re-scored, seed {s}": s for s in args.rescore if s != seed}
     holder = tempfile.TemporaryDirectory(prefix="niah-mutate-head-")
     source = ROOT if args.working_tree else snapshot_head(Path(holder.name) / "head", ROOT)
