@@ -32,6 +32,7 @@ def mutate(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
         for name in (
             "mutate",
             "mutation_targets",
+            "mutation_targets_haystacks",
             "mutation_equivalents",
             "mutation_operators",
             "mutation_runs",
