@@ -7,9 +7,11 @@ swapped, ``min``/``max`` swapped, ``+``/``-`` swapped; clause deletion (one oper
 check); return value (``return X`` -> ``return None``). Every mutant runs in a copy of the
 last commit (the working tree is never touched or read, so other work can go on beside it;
 ``--working-tree`` mutates uncommitted code), with the copy first on ``PYTHONPATH`` so that
-pytester subprocesses import the mutant too. A mutant is *killed* when its tests fail (or
-time out), *survives* when they pass. The owning tests run once unmutated first: a module
-whose tests already fail stops the run, as its every mutant would read as killed.
+pytester subprocesses import the mutant too. A mutant is *killed* when its tests fail,
+*survives* when they pass, and *times out* when they run past ``--timeout``: the report and
+the printed tally count timeouts in a column of their own, not as kills. The owning tests run
+once unmutated first: a module whose tests already fail is left unscored, as its every mutant
+would read as killed.
 
 The modules and their tests are ``mutation_targets.TARGETS`` (a test may be a node id,
 ``file::name``); the operators are in ``mutation_operators.py``, the runs and the report in
@@ -43,7 +45,14 @@ import time
 from pathlib import Path
 
 from bench_checks import check_at_least, check_output
-from mutation_operators import Mutant, apply, draw, enumerate_mutants, is_equivalent
+from mutation_operators import (
+    Mutant,
+    apply,
+    draw,
+    enumerate_mutants,
+    is_equivalent,
+    module_path,
+)
 from mutation_runs import Job, report, run_all, snapshot_head
 from mutation_targets import TARGETS
 
@@ -109,7 +118,7 @@ def collect(
     work: dict[Mutant, Job] = {}
     excluded: dict[str, int] = {}
     for module in modules:
-        if not (source / "pytest_niah" / module).exists():
+        if not module_path(source, module).exists():
             print(f"skip {module}: no such module")
             continue
         tests = TARGETS.get(module) or [f"tests/{Path(module).parent}"]
@@ -173,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     modules = args.module or list(TARGETS)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     print(f"seed {seed} (python benchmarks/mutate.py --seed {seed} draws this sample again)")
-    seeds = {f"fresh, seed {seed}": seed}
+    # A sample drawn again (--seed) is a rescore once tests were written for it: not "fresh".
+    seeds = {f"{'fresh' if args.seed is None else 'drawn again'}, seed {seed}": seed}
     seeds |= {f"re-scored, seed {s}": s for s in args.rescore if s != seed}
     holder = tempfile.TemporaryDirectory(prefix="niah-mutate-head-")
     source = ROOT if args.working_tree else snapshot_head(Path(holder.name) / "head", ROOT)

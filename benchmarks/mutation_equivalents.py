@@ -452,4 +452,21 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "each row of the matrix scores the questions against one haystack per text, so it "
         "has exactly len(texts) values: strict zip never finds a mismatch to refuse"
     ),
+    (
+        "haystacks/tokens.py",
+        "index = bisect_right(self._spans, (char_pos, 1 << 62)) - 1",
+        "1 -> 2 [2/2]",
+    ): (
+        "the probe's second item only has to exceed every span's end so that a span starting "
+        "at char_pos sorts before it; 1 << 62 and 2 << 62 both exceed any text's length, so "
+        "bisect_right finds the same index (the [1/2] twin, the `- 1`, is killable)"
+    ),
+    (
+        "haystacks/tokens.py",
+        "index = bisect_right(self._spans, (char_pos, 1 << 62)) - 1",
+        "62 -> 63",
+    ): (
+        "1 << 63 exceeds every span's end as 1 << 62 does (Python ints do not overflow), so "
+        "a span starting at char_pos still sorts before the probe and the index is the same"
+    ),
 }

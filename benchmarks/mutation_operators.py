@@ -169,10 +169,16 @@ def apply(source: str, index: int, spec: object) -> str:
     return ast.unparse(tree)
 
 
+def module_path(root: Path, module: str) -> Path:
+    """Where ``module`` is in the checkout at ``root``: under ``pytest_niah/``, or a
+    benchmark's module given as ``benchmarks/NAME.py``."""
+    return root / module if module.startswith("benchmarks/") else root / "pytest_niah" / module
+
+
 def enumerate_mutants(module: str, root: Path) -> list[tuple[Mutant, object]]:
     """Every mutant of one module of the checkout at ``root``, skipping annotations,
     docstrings and ``__all__``."""
-    source = (root / "pytest_niah" / module).read_text(encoding="utf-8")
+    source = module_path(root, module).read_text(encoding="utf-8")
     tree = ast.parse(source)
     skip = _in_docstring_or_annotation(tree)
     found = []

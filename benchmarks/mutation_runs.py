@@ -1,6 +1,7 @@
 """How ``mutate.py`` runs a mutant and reports: each in a fresh copy of the checkout.
 
-A mutant is *killed* when its module's tests fail (or time out), *survives* when they pass.
+A mutant is *killed* when its module's tests fail, *survives* when they pass, and *times
+out* when they run past ``--timeout`` (counted apart, not as a kill).
 The copy is first on ``PYTHONPATH`` and is the working directory, so pytester subprocesses
 import the mutant too; the checkout itself is never written.
 """
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from mutation_operators import Mutant, apply
+from mutation_operators import Mutant, apply, module_path
 
 
 def snapshot_head(target: Path, root: Path) -> Path:
@@ -55,7 +56,7 @@ def run_one(
         work = Path(tmp) / "checkout"
         _copy_checkout(work, source)
         if mutant is not None:
-            path = work / "pytest_niah" / mutant.module
+            path = module_path(work, mutant.module)
             path.write_text(
                 apply(path.read_text(encoding="utf-8"), mutant.index, spec), encoding="utf-8"
             )
@@ -129,41 +130,68 @@ def run_all(
             done(futures[future], *future.result())
 
 
+def _counts(mutants: set[Mutant], outcomes: dict[Mutant, str]) -> tuple[int, int, int]:
+    """Killed by a failing test, timed out, survived."""
+    found = [outcomes[m] for m in mutants]
+    return found.count("killed"), found.count("timeout"), found.count("survived")
+
+
+def tally(name: str, mutants: set[Mutant], outcomes: dict[Mutant, str]) -> str:
+    """One sample's line: killed, timed out and survived apart, and the score (a timeout is
+    not a kill: no test failed, the run only ran past ``--timeout``)."""
+    killed, timed_out, survived = _counts(mutants, outcomes)
+    score = 100 * killed / len(mutants) if mutants else 0.0
+    return (
+        f"{name}: {killed} killed, {timed_out} timed out, {survived} survived of "
+        f"{len(mutants)}: {killed}/{len(mutants)} ({score:.1f}%) killed by a failing test"
+    )
+
+
 def report(
     modules: list[str],
     samples: dict[str, set[Mutant]],
     outcomes: dict[Mutant, str],
 ) -> str:
-    """Per module, each sample's killed / mutants and score, then the survivors.
+    """Per module, each sample's killed / mutants and score with its timeouts in a column of
+    their own (a timeout is not counted as a kill), then each sample's tally, the survivors
+    and the mutants that timed out.
 
     The first sample is the fresh one; any others are earlier seeds re-scored.
     """
     names = list(samples)
-    head = "| module | " + " | ".join(names) + " |"
-    lines = [head, "|---|" + "---:|" * len(names)]
+    head = "| module | " + " | ".join(f"{n} | timed out" for n in names) + " |"
+    lines = [head, "|---|" + "---:|---:|" * len(names)]
 
-    def cell(mutants: set[Mutant]) -> str:
+    def cells(mutants: set[Mutant], total: bool = False) -> str:
         if not mutants:
-            return "-"
-        killed = sum(1 for m in mutants if outcomes[m] != "survived")
-        return f"{killed}/{len(mutants)} ({100 * killed / len(mutants):.0f}%)"
+            return "- | -"
+        killed, timed_out, _ = _counts(mutants, outcomes)
+        score = f"{100 * killed / len(mutants):.{1 if total else 0}f}%"
+        text = f"{killed}/{len(mutants)} ({score})"
+        return f"**{text}** | **{timed_out}**" if total else f"{text} | {timed_out}"
 
     for module in modules:
-        row = [cell({m for m in samples[n] if m.module == module}) for n in names]
-        if any(c != "-" for c in row):
+        row = [cells({m for m in samples[n] if m.module == module}) for n in names]
+        if any(c != "- | -" for c in row):
             lines.append(f"| {module} | " + " | ".join(row) + " |")
-    totals = []
-    for name in names:
-        mutants = samples[name]
-        killed = sum(1 for m in mutants if outcomes[m] != "survived")
-        score = 100 * killed / len(mutants) if mutants else 0.0
-        totals.append(f"**{killed}/{len(mutants)} ({score:.1f}%)**")
-    lines.append("| **all** | " + " | ".join(totals) + " |")
-    survivors = [
-        f"- `{m.module}:{m.line}` {m.description} ("
-        + ", ".join(n for n in names if m in samples[n])
-        + ")"
-        for m in sorted(outcomes, key=lambda m: (m.module, m.line, m.index, m.description))
-        if outcomes[m] == "survived"
-    ]
-    return "\n".join(lines) + "\n\nSurvivors:\n" + ("\n".join(survivors) or "- none") + "\n"
+    lines.append("| **all** | " + " | ".join(cells(samples[n], total=True) for n in names) + " |")
+    lines += ["", *(f"- {tally(n, samples[n], outcomes)}" for n in names)]
+
+    def listed(outcome: str) -> str:
+        found = [
+            f"- `{m.module}:{m.line}` {m.description} ("
+            + ", ".join(n for n in names if m in samples[n])
+            + ")"
+            for m in sorted(outcomes, key=lambda m: (m.module, m.line, m.index, m.description))
+            if outcomes[m] == outcome
+        ]
+        return "\n".join(found) or "- none"
+
+    return (
+        "\n".join(lines)
+        + "\n\nSurvivors:\n"
+        + listed("survived")
+        + "\n\nTimed out (not counted as killed):\n"
+        + listed("timeout")
+        + "\n"
+    )

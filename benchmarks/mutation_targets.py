@@ -9,48 +9,12 @@ file's other tests are slow and kill nothing of the module.
 
 from __future__ import annotations
 
+from mutation_targets_haystacks import HAYSTACKS, ONEHOP
+from mutation_targets_measure import MEASURE
+
 SERVED = "tests/embed/test_served_answers.py"
 
 TARGETS: dict[str, list[str]] = {
-    # gating and verdicts
-    "measure/gating.py": [
-        "tests/measure/test_gating.py",  # each gating rule on its own
-        "tests/measure/test_gates.py",
-        "tests/measure/test_gate_records.py",
-        "tests/plugin/test_gate_cell.py",
-    ],
-    "measure/comparison_verdicts.py": [
-        "tests/measure/test_gating.py",  # delta, unpaired and slice verdicts
-        "tests/measure/test_gates.py",
-        "tests/measure/test_gate_records.py",
-        "tests/results/test_compare_verdicts.py",
-    ],
-    "measure/gate_reasons.py": [
-        "tests/measure/test_gating.py",
-        "tests/report/test_summary_headline.py",
-    ],
-    "measure/chance.py": [
-        "tests/measure/test_chance_rules.py",  # the edges: wholly below, 0.505, exactly 0.5
-        "tests/measure/test_stats.py",
-        "tests/measure/test_gating.py",
-    ],
-    "measure/resolve_advice.py": [
-        "tests/measure/test_resolve_advice.py",
-        "tests/measure/test_verdicts_rules.py",
-        "tests/measure/test_verdicts.py",
-    ],
-    "measure/verdicts.py": [
-        "tests/measure/test_verdicts_rules.py",  # the states' edges
-        "tests/measure/test_verdicts.py",
-        "tests/measure/test_gates.py",
-        "tests/measure/test_gating.py",
-        "tests/measure/test_resolve_advice.py",
-    ],
-    "measure/verdict_text.py": [
-        "tests/measure/test_verdicts_rules.py",  # a verdict's line: why, and the fix
-        "tests/measure/test_verdicts.py",
-        "tests/measure/test_gating.py",
-    ],
     # the speed gate (--niah-speed-fail) and the speed figures it reads
     "experiment/speed.py": [
         "tests/plugin/test_speed_gate.py",
@@ -60,6 +24,7 @@ TARGETS: dict[str, list[str]] = {
     # compare
     "results/compare.py": [
         "tests/results/test_compare_rules.py",  # a meaningful change's reasons: "", not null
+        "tests/results/test_compare_title_rules.py",  # the title's notes
         "tests/results/test_compare.py",
         "tests/results/test_compare_verdicts.py",
         "tests/results/test_compare_compatibility.py",
@@ -72,37 +37,6 @@ TARGETS: dict[str, list[str]] = {
         "tests/results/test_compare.py",
         "tests/results/test_compare_verdicts.py",
         "tests/report/test_comparison_not_meaningful.py",
-    ],
-    # scoring and its numbers
-    "measure/scoring.py": [
-        "tests/measure/test_scoring_rules.py",
-        "tests/measure/test_truncation.py",
-        "tests/measure/test_retrieval.py",
-        "tests/measure/test_tables.py",
-        "tests/measure/test_metrics.py",
-        "tests/measure/test_maxsim_rules.py",  # maxsim
-    ],
-    "measure/slice_scores.py": [
-        "tests/measure/test_scoring_rules.py",
-        "tests/measure/test_truncation.py",
-        "tests/measure/test_retrieval.py",
-        "tests/measure/test_maxsim_rules.py",  # maxsim's needle-alone scores
-    ],
-    "measure/similarity.py": [
-        "tests/measure/test_scoring_rules.py",
-        "tests/measure/test_maxsim_rules.py",
-        "tests/measure/test_truncation.py",
-    ],
-    "measure/metrics.py": [
-        "tests/measure/test_metrics_rules.py",  # float dust on large scores
-        "tests/measure/test_metrics.py",
-        "tests/measure/test_position_effects.py",
-        "tests/measure/test_question_metrics.py",
-    ],
-    "measure/stats.py": [
-        "tests/measure/test_stats_rules.py",  # the metric checked first
-        "tests/measure/test_stats.py",
-        "tests/measure/test_stats_edges.py",
     ],
     # cache policy
     "config/cache_policy.py": [
@@ -210,6 +144,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     "experiment/shard_parts.py": [
         "tests/test_shard_parts_rules.py",  # one served run: all but the answers the same
+        "tests/test_shard_part_digest_rules.py",  # rows that are not the ones written: refused
         "tests/test_strict_part_manifest.py",
         *(
             f"tests/test_shards.py::{name}"
@@ -283,5 +218,66 @@ TARGETS: dict[str, list[str]] = {
         "tests/embed/test_identity_rules.py",  # memoised once settled, the memo's table
         "tests/embed/test_identity.py",
         "tests/embed/test_identity_edges.py",
+    ],
+    **HAYSTACKS,
+    **MEASURE,
+    # a change that means something: an interval that leaves chance
+    # what two runs must share to be compared
+    "results/compatibility.py": [
+        "tests/results/test_compatibility_rules.py",  # a draw in common
+        "tests/results/test_compare_compatibility.py",
+        "tests/results/test_compatibility_planned.py",
+    ],
+    # the --niah-fail / --niah-compare-fail expressions
+    "config/gate_expressions.py": [
+        "tests/config/test_parsers.py",
+        "tests/measure/test_gating.py",
+    ],
+    # the option values' parsers and their bounds
+    "config/parsers.py": [
+        "tests/config/test_parsers.py",
+        "tests/config/test_bounds_and_strict_values.py",
+    ],
+    "config/bounded_numbers.py": [
+        "tests/config/test_bounds_and_strict_values.py",
+        "tests/config/test_length_ranges.py",
+        "tests/config/test_parsers.py",
+        "tests/config/test_seeds.py",
+    ],
+    # the results cache and the batch budget
+    "experiment/results_cache.py": [
+        "tests/results/test_results_cache_rules.py",  # a cache that cannot store warns
+        "tests/results/test_cache_links.py",
+        "tests/test_digest.py",
+    ],
+    "experiment/batch_budget.py": [
+        "tests/test_experiment.py::test_the_batch_budget",
+    ],
+    # the collector paused while a model loads
+    "embed/gc_pause.py": ["tests/embed/test_gc_pause.py"],
+    # the needle and word rules: one-hop words, leading words, needle checks
+    "inputs/words.py": [
+        "tests/inputs/test_words.py",
+        f"{ONEHOP}::test_the_word_rule_refuses_a_needle_word_beginning_with_the_questions",
+        f"{ONEHOP}::test_the_stem_of_a_plural_question_word_counts_and_short_words_only_match_themselves",
+    ],
+    "inputs/needles.py": ["tests/inputs/test_needles.py", "tests/inputs/test_needle_files.py"],
+    # what reaches a report's HTML, Markdown and CSV cells
+    "report/escape.py": ["tests/report/test_escape.py"],
+    # the settings checked before any work. Node ids: each runs pytester (pytest in-process).
+    "plugin/setting_checks.py": [
+        "tests/plugin/test_option_shard.py::test_inconsistent_shard_options_are_usage_errors",
+        "tests/plugin/test_option_shard.py::test_several_problems_are_reported_together_before_any_work",
+        "tests/plugin/test_option_save.py::test_saving_a_name_again_needs_save_overwrite",
+        "tests/plugin/test_option_save.py::test_an_empty_save_name_is_a_usage_error_not_a_silent_skip",
+        "tests/plugin/test_option_compare.py::test_compare_fail_without_compare_is_a_usage_error",
+        "tests/plugin/test_configure_time_checks.py",
+        "tests/robustness/test_hostile_model_options.py::test_an_option_the_lexical_baseline_would_ignore_is_a_usage_error",
+    ],
+    # the gates benchmark's report: false alarms and their intervals
+    "benchmarks/gates_report.py": [
+        "tests/test_bench_gates.py",
+        "tests/test_gates_sentences.py",
+        "tests/test_benchmark_arguments.py::test_gates_report_refuses_a_bad_docs_page_before_writing",
     ],
 }

@@ -32,6 +32,7 @@ def mutate(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
         for name in (
             "mutate",
             "mutation_targets",
+            "mutation_targets_haystacks",
             "mutation_equivalents",
             "mutation_operators",
             "mutation_runs",
@@ -108,26 +109,55 @@ def test_targets_cover_every_module_that_holds_a_rule(mutate):
         "embed/window_probe.py",
         "embed/server_fingerprint.py",
         "embed/server_noise.py",
+        # #46.4: and every module of haystacks/, and these
+        *(f"haystacks/{p.name}" for p in (REPO / "pytest_niah/haystacks").glob("[!_]*.py")),
+        "measure/meaningful.py",
+        "results/compatibility.py",
+        "config/gate_expressions.py",
+        "experiment/results_cache.py",
+        "experiment/batch_budget.py",
+        "experiment/shard_parts.py",
+        "embed/gc_pause.py",
+        "plugin/setting_checks.py",
+        "benchmarks/gates_report.py",
     }
-    assert rules <= set(mutate.TARGETS)
+    assert rules <= set(mutate.TARGETS), sorted(rules - set(mutate.TARGETS))
     for module, tests in mutate.TARGETS.items():
-        assert (REPO / "pytest_niah" / module).is_file(), module
+        assert sys.modules["mutation_operators"].module_path(REPO, module).is_file(), module
         assert tests and all((REPO / test.split("::")[0]).is_file() for test in tests), module
         for test in tests:  # a node id names a test its file holds
             path, _, name = test.partition("::")
+            name = name.partition("[")[0]  # a parametrized test's one case: test[case]
             assert not name or f"def {name}(" in (REPO / path).read_text(encoding="utf-8"), test
 
 
 def test_the_report_gives_the_fresh_score_beside_the_rescored_one(mutate):
-    one, two, three = (mutate.Mutant("a.py", i, i, "drop not") for i in (1, 2, 3))
-    samples = {"fresh, seed 9": {one, two}, "re-scored, seed 1": {two, three}}
-    outcomes = {one: "killed", two: "survived", three: "timeout"}
+    one, two, three, four = (mutate.Mutant("a.py", i, i, "drop not") for i in (1, 2, 3, 4))
+    samples = {"fresh, seed 9": {one, two}, "re-scored, seed 1": {two, three, four}}
+    outcomes = {one: "killed", two: "survived", three: "timeout", four: "killed"}
     text = mutate.report(["a.py"], samples, outcomes)
     lines = text.splitlines()
-    assert lines[0] == "| module | fresh, seed 9 | re-scored, seed 1 |"
-    assert lines[2] == "| a.py | 1/2 (50%) | 1/2 (50%) |"
-    assert lines[3] == "| **all** | **1/2 (50.0%)** | **1/2 (50.0%)** |"
+    assert lines[0] == "| module | fresh, seed 9 | timed out | re-scored, seed 1 | timed out |"
+    assert lines[2] == "| a.py | 1/2 (50%) | 0 | 1/3 (33%) | 1 |"
+    assert lines[3] == "| **all** | **1/2 (50.0%)** | **0** | **1/3 (33.3%)** | **1** |"
     assert "- `a.py:2` drop not (fresh, seed 9, re-scored, seed 1)" in lines
+
+
+def test_a_timeout_is_counted_apart_not_as_a_kill(mutate):
+    # #46.4: a mutant whose tests ran past --timeout was scored as killed, though no test
+    # failed; the report and the printed tally give timeouts a column of their own.
+    killed, slow, kept = (mutate.Mutant("a.py", i, i, "drop not") for i in (1, 2, 3))
+    outcomes = {killed: "killed", slow: "timeout", kept: "survived"}
+    text = mutate.report(["a.py"], {"fresh, seed 9": {killed, slow, kept}}, outcomes)
+    lines = text.splitlines()
+    assert lines[2] == "| a.py | 1/3 (33%) | 1 |"
+    assert (
+        "- fresh, seed 9: 1 killed, 1 timed out, 1 survived of 3: 1/3 (33.3%) killed by a "
+        "failing test"
+    ) in lines
+    timed_out = lines[lines.index("Timed out (not counted as killed):") + 1]
+    assert timed_out == "- `a.py:2` drop not (fresh, seed 9)"
+    assert "- `a.py:3` drop not (fresh, seed 9)" in lines[: lines.index(timed_out)]
 
 
 def test_a_negative_sample_is_a_usage_error(mutate, capsys):

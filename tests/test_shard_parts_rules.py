@@ -264,3 +264,13 @@ def test_a_shard_jobs_planning_announces_as_many_blocks_as_it_builds(
     run_shard(config, Shard(1, 2), tmp_path, use_cache=False, progress=progress)
     total, done = progress.phases["building haystacks"]
     assert total == done and done >= 2 * 2 * 3
+
+
+def test_a_local_part_before_a_served_one_is_named_not_a_traceback(tmp_path: Path):
+    # Found (mutation seed 1954973815, shards.py:277 `ours is not None` dropped): the first
+    # part measured no server, the second did: the mutant called None.matches.
+    fingerprint = ServerFingerprint(None, 64, "no limit within 64 tokens", 1e-3, ROWS)
+    _written(tmp_path, 1, None, "local-model")
+    _written(tmp_path, 2, fingerprint, "served-model")
+    with pytest.raises(ShardError, match=r"comes from another run .*\(model identity"):
+        results_from_shards(NiahConfig(model="packaged-static"), tmp_path)
