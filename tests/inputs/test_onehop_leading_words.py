@@ -4,7 +4,7 @@ Found: the one-hop leak check passed compound words that begin with the question
 ``dogwalker``, ``doghouse``, ``DogHouse`` and ``dog2`` for "Which character owns a dog?"
 (MiniLM reads ``dogwalker`` as ``dog ##walker``). The word rule (at load) and the model's
 own tokenizer (before a run) both refuse them now, naming the word; the built-in needles
-pass both, on each packaged model's tokenizer.
+pass both, on every tokenizer family (the packaged pair and the stand-ins).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from standins import EVERY_TOKENIZER
 from tokenizers import Tokenizer
 
 from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
@@ -65,12 +66,12 @@ def test_the_stem_of_a_plural_question_word_counts_and_short_words_only_match_th
     assert not shared_content_words(QUESTION, "{name} hired a hotdog vendor.")  # not leading
 
 
-@pytest.mark.parametrize("model", ["packaged-minilm", "packaged-static"])
-def test_the_models_tokenizer_refuses_a_word_that_begins_with_the_questions(model):
-    tokenizer = tokenizer_of(model)
+@pytest.mark.parametrize("which", EVERY_TOKENIZER)
+def test_the_models_tokenizer_refuses_a_word_that_begins_with_the_questions(request, which):
+    tokenizer = request.getfixturevalue(which)
     ids = tokenizer.encode_batch(["dog", "dogwalker"])
     if tuple(ids[1].ids[: len(ids[0].ids)]) != tuple(ids[0].ids):
-        pytest.skip(f"{model}'s tokenizer does not read 'dogwalker' as 'dog' first")
+        pytest.skip(f"{which} does not read 'dogwalker' as 'dog' first")
     with pytest.raises(NeedleSetError) as caught:
         check_onehop_tokens([dog_group("dogwalker")], tokenizer, "my-needles.json")
     message = str(caught.value)
@@ -84,6 +85,7 @@ def test_minilm_reads_dogwalker_as_dog_then_more():
     assert len(dog.ids) == 1 and walker.ids[0] == dog.ids[0] and len(walker.ids) > 1
 
 
-@pytest.mark.parametrize("model", ["packaged-minilm", "packaged-static"])
-def test_the_builtin_needles_pass_each_packaged_models_tokenizer(model):
-    check_onehop_tokens(builtin_needle_set().groups, tokenizer_of(model), "builtin")
+@pytest.mark.parametrize("which", EVERY_TOKENIZER)
+def test_the_builtin_needles_pass_every_tokenizer_family(request, which):
+    """The packaged pair and the stand-ins of the study's models (tests/standins.py)."""
+    check_onehop_tokens(builtin_needle_set().groups, request.getfixturevalue(which), "builtin")
