@@ -17,7 +17,6 @@ import pytest
 
 from pytest_niah.config.options import OPTIONS
 from pytest_niah.plugin.active_session import SESSION_KEY, XdistHooks, active_session, shared_dir
-from pytest_niah.plugin.collection import aim_at_the_suite
 
 if TYPE_CHECKING:
     from pytest_niah.config.niah import NiahConfig
@@ -65,6 +64,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(session), "niah-xdist")
+    # Imported here: a module named in pytest_plugins and imported before pytest loads it
+    # is not assertion-rewritten, and pytest warns about it in every run.
+    from pytest_niah.plugin.collection import aim_at_the_suite
+
     aim_at_the_suite(config)
 
 
