@@ -45,3 +45,17 @@ def test_a_stream_holds_its_length_and_a_slack_for_joins(shared_corpus, word_tok
     shorter = drawer.stream("dietary-01", 2048, 1, 1024)
     assert len(shorter.sentences) < len(stream.sentences)
     assert stream.sentences[: len(shorter.sentences)] == shorter.sentences
+
+
+def test_a_needle_the_tokenizer_reads_as_nothing_is_named(minilm_tokenizer):
+    """Its span has no token of its own (MiniLM drops zero-width spaces): the needle and the
+    fix are named, not an empty span."""
+    from pytest_niah.haystacks.exact_cuts import needle_span
+
+    text = "one two \u200b\u200b three four."
+    (encoding,) = minilm_tokenizer.encode_batch([text])
+    start = text.index("\u200b")
+    assert all(not (a < start + 2 and b > start) for a, b in encoding.offsets)
+    with pytest.raises(HaystackError, match="h3: the needle .* has no tokens of its own"):
+        needle_span(encoding, start, "\u200b\u200b", "h3")
+    assert needle_span(encoding, text.index("three"), "three", "h4") == (2, 1)
