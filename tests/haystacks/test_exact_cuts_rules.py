@@ -56,6 +56,6 @@ def test_a_needle_the_tokenizer_reads_as_nothing_is_named(minilm_tokenizer):
     (encoding,) = minilm_tokenizer.encode_batch([text])
     start = text.index("\u200b")
     assert all(not (a < start + 2 and b > start) for a, b in encoding.offsets)
-    with pytest.raises(HaystackError, match="h3: the needle .* has no tokens of its own"):
+    with pytest.raises(HaystackError, match=r"h3: the needle .* has no tokens of its own"):
         needle_span(encoding, start, "\u200b\u200b", "h3")
     assert needle_span(encoding, text.index("three"), "three", "h4") == (2, 1)
