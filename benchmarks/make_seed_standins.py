@@ -1,6 +1,6 @@
 """Tiny random-weight stand-ins of the study's models, built offline in seconds.
 
-    python benchmarks/make_seed_standins.py OUT_DIR [--only v3,v4]
+    python benchmarks/make_seed_standins.py OUT_DIR [--only v3,v4] [--size tiny|minilm]
 
 Each folder is a sentence-transformers model whose *structure* is the real one and whose
 weights are random (its scores mean nothing); the tokenizers are trained on the
@@ -17,8 +17,11 @@ packaged books (``pytest_niah/data/corpus``) by ``standin_tokenizers.py``:
 - ``metaspace``: a Unigram under Metaspace alone, no normalizer.
 - ``ws-metaspace-first``: a Unigram under WhitespaceSplit then Metaspace(prepend "first").
 
-The three last ones sit on a one-layer BERT of 2,048 positions. Hidden size 32, vocabularies
-of about 2,000: every folder builds in seconds and takes about a megabyte.
+The three last ones sit on a BERT of 2,048 positions. ``--size tiny`` (the default, what the
+tests use): one layer, hidden size 32, vocabularies of about 2,000, so every folder builds in
+seconds and takes about a megabyte. ``--size minilm``: all-MiniLM-L6-v2's compute (6 layers,
+hidden size 384, 12 heads), for speed work where a one-layer model would cost less than its
+tokenizer.
 """
 
 from __future__ import annotations
@@ -39,7 +42,12 @@ from standin_tokenizers import (
 )
 
 SEED = 42
-HIDDEN = 32
+SIZES: dict[str, dict[str, int]] = {
+    "tiny": dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64),
+    "minilm": dict(
+        hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536
+    ),
+}
 
 
 def _fast(tokenizer: Any, window: int, **special: str) -> Any:
@@ -66,16 +74,13 @@ def _save(out: Path, model: Any, fast: Any, window: int) -> Path:
     model.save_pretrained(hf)
     fast.save_pretrained(hf)
     word = Transformer(str(hf), max_seq_length=window)
-    SentenceTransformer(modules=[word, Pooling(HIDDEN, "mean")], device="cpu").save(str(out))
+    pooling = Pooling(model.config.hidden_size, "mean")
+    SentenceTransformer(modules=[word, pooling], device="cpu").save(str(out))
     shutil.rmtree(hf)  # the folder holds its own copy
     return out
 
 
-def _sizes(**more: int) -> dict[str, int]:
-    return dict(hidden_size=HIDDEN, num_hidden_layers=1, num_attention_heads=2, **more)
-
-
-def build_v3(out: Path, lines: list[str]) -> Path:
+def build_v3(out: Path, lines: list[str], size: dict[str, int]) -> Path:
     """jina-embeddings-v3's shape: XLM-RoBERTa, 8,194 positions, a converted sentencepiece."""
     from transformers import XLMRobertaConfig, XLMRobertaModel
 
@@ -87,14 +92,14 @@ def build_v3(out: Path, lines: list[str]) -> Path:
         pad_token_id=1,
         bos_token_id=0,
         eos_token_id=2,
-        **_sizes(intermediate_size=64),
+        **size,
     )
     special = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>")
     fast = _fast(tokenizer, 8192, **special, cls_token="<s>", sep_token="</s>")
     return _save(out, XLMRobertaModel(config), fast, 8192)
 
 
-def build_v4(out: Path, lines: list[str]) -> Path:
+def build_v4(out: Path, lines: list[str], size: dict[str, int]) -> Path:
     """jina-embeddings-v4's shape: a Qwen2 decoder, 32,768 positions, Qwen2's byte-level BPE."""
     from transformers import Qwen2Config, Qwen2Model
 
@@ -103,42 +108,42 @@ def build_v4(out: Path, lines: list[str]) -> Path:
         vocab_size=tokenizer.get_vocab_size(),
         max_position_embeddings=32768,
         num_key_value_heads=1,
-        **_sizes(intermediate_size=64),
+        **size,
     )
     fast = _fast(tokenizer, 32768, eos_token="<|im_end|>", pad_token="<|endoftext|>")
     return _save(out, Qwen2Model(config), fast, 32768)
 
 
-def _bert_with(tokenizer: Any, out: Path, **special: str) -> Path:
+def _bert_with(tokenizer: Any, out: Path, size: dict[str, int], **special: str) -> Path:
     from transformers import BertConfig, BertModel
 
     config = BertConfig(
         vocab_size=tokenizer.get_vocab_size(),
         max_position_embeddings=2048,
-        **_sizes(intermediate_size=64),
+        **size,
     )
     return _save(out, BertModel(config), _fast(tokenizer, 2048, **special), 2048)
 
 
-def build_gpt2(out: Path, lines: list[str]) -> Path:
+def build_gpt2(out: Path, lines: list[str], size: dict[str, int]) -> Path:
     """A GPT-2-style byte-level BPE on a one-layer BERT."""
     tokenizer = byte_level_tokenizer(lines, qwen2=False)
-    return _bert_with(tokenizer, out, pad_token="<|endoftext|>", unk_token="<|endoftext|>")
+    return _bert_with(tokenizer, out, size, pad_token="<|endoftext|>", unk_token="<|endoftext|>")
 
 
-def build_metaspace(out: Path, lines: list[str]) -> Path:
+def build_metaspace(out: Path, lines: list[str], size: dict[str, int]) -> Path:
     """A Unigram under Metaspace alone, no normalizer."""
     tokenizer = unigram_tokenizer(lines, whitespace_first=False)
-    return _bert_with(tokenizer, out, pad_token="<pad>", unk_token="<unk>")
+    return _bert_with(tokenizer, out, size, pad_token="<pad>", unk_token="<unk>")
 
 
-def build_ws_metaspace_first(out: Path, lines: list[str]) -> Path:
+def build_ws_metaspace_first(out: Path, lines: list[str], size: dict[str, int]) -> Path:
     """A Unigram under WhitespaceSplit + Metaspace(prepend_scheme="first")."""
     tokenizer = unigram_tokenizer(lines, whitespace_first=True)
-    return _bert_with(tokenizer, out, pad_token="<pad>", unk_token="<unk>")
+    return _bert_with(tokenizer, out, size, pad_token="<pad>", unk_token="<unk>")
 
 
-BUILDERS: dict[str, Callable[[Path, list[str]], Path]] = {
+BUILDERS: dict[str, Callable[[Path, list[str], dict[str, int]], Path]] = {
     "v3": build_v3,
     "v4": build_v4,
     "gpt2": build_gpt2,
@@ -147,15 +152,18 @@ BUILDERS: dict[str, Callable[[Path, list[str]], Path]] = {
 }
 
 
-def build(out: Path, names: list[str] | None = None) -> dict[str, Path]:
-    """The stand-ins ``names`` (all by default), each in ``out/NAME``; one built is reused."""
+def build(out: Path, names: list[str] | None = None, size: str = "tiny") -> dict[str, Path]:
+    """The stand-ins ``names`` (all by default), each in ``out/NAME``; one built is reused.
+
+    ``size``: a key of :data:`SIZES`; a folder already built is reused whatever its size.
+    """
     lines: list[str] = []
     built = {}
     for name in names or list(BUILDERS):
         folder = out / name
         if not (folder / "modules.json").exists():
             lines = lines or training_lines()
-            BUILDERS[name](folder, lines)
+            BUILDERS[name](folder, lines, SIZES[size])
         built[name] = folder
     return built
 
@@ -164,9 +172,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--only", default="", help="comma-separated: " + ",".join(BUILDERS))
+    parser.add_argument("--size", choices=sorted(SIZES), default="tiny", help="%(default)s")
     args = parser.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or None
-    for name, folder in build(args.out, names).items():
+    unknown = sorted(set(names or ()) - set(BUILDERS))
+    if unknown:
+        parser.error(f"--only: unknown stand-in(s) {', '.join(unknown)}; "
+                     f"the stand-ins are {', '.join(BUILDERS)}")  # fmt: skip
+    for name, folder in build(args.out, names, args.size).items():
         print(f"{name}: {folder}", file=sys.stderr)
         for line in tokenizer_summary(folder):
             print(line, file=sys.stderr)

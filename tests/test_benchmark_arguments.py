@@ -31,6 +31,8 @@ CASES = [
     ("readme_speed_figure.py", ["--out", "/proc/x.png"], "--out /proc/x.png: cannot be written"),
     ("readme_speed_figure.py", ["--lengths", "5"], "--lengths: 5 is out of range"),
     ("bench_gpu.py", ["--json", f"{UNWRITABLE}.json"], f"--json {UNWRITABLE}.json: "),
+    ("make_seed_standins.py", ["out", "--only", "v5"], "--only: unknown stand-in(s) v5"),
+    ("make_seed_standins.py", ["out", "--size", "huge"], "--size: invalid choice: 'huge'"),
     # Found (issue 43, item 8): tracebacks, endless reads, late failures, negative counts.
     ("gates_report.py", ["missing.json"], "RESULT missing.json: does not exist"),
     ("gates_report.py", ["/dev/zero"], "RESULT /dev/zero: not a regular file"),

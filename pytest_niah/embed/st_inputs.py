@@ -82,16 +82,22 @@ class TransformerFeatures:
         """The features of a batch of id arrays, after the prompt's ids."""
         import torch
 
-        rows = [
-            [*self.specials.prefix, *prompt_ids, *ids.tolist(), *self.specials.suffix]
-            for ids in batch
-        ]
-        width = max(len(r) for r in rows)
-        input_ids = torch.full((len(rows), width), self.specials.pad, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            input_ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-            mask[i, : len(row)] = 1
+        # Rows are filled from the id arrays in numpy: a Python list per row costs as much as
+        # a small model's forward pass.
+        prefix = np.asarray([*self.specials.prefix, *prompt_ids], dtype=np.int64)
+        suffix = np.asarray(self.specials.suffix, dtype=np.int64)
+        sizes = [prefix.size + ids.size + suffix.size for ids in batch]
+        width = max(sizes)
+        ids_table = np.full((len(batch), width), self.specials.pad, dtype=np.int64)
+        mask_table = np.zeros((len(batch), width), dtype=np.int64)
+        for i, (ids, size) in enumerate(zip(batch, sizes, strict=True)):
+            middle = prefix.size + ids.size
+            ids_table[i, : prefix.size] = prefix
+            ids_table[i, prefix.size : middle] = ids
+            ids_table[i, middle:size] = suffix
+            mask_table[i, :size] = 1
+        input_ids = torch.from_numpy(ids_table)
+        mask = torch.from_numpy(mask_table)
         features: dict[str, Any] = {
             "input_ids": input_ids,
             "attention_mask": mask,
