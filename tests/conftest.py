@@ -143,6 +143,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 ROOT = Path(__file__).resolve().parents[1]
 END_TO_END = (
     "tests/audit/",
+    "tests/cli/test_cli.py",
+    "tests/embed/test_store_interrupt.py",
+    "tests/results/test_storage_kills.py",
     "tests/docs/test_docs_commands.py",
     "tests/docs/test_docs_team_workflow.py",
     "tests/docs/test_docs_workflows.py",

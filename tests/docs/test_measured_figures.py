@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -93,3 +95,29 @@ def test_the_static_load_figures_are_the_committed_json():
     shown = f"{report['again']:.2f} s instead of {report['read']:.2f} s"
     assert shown in page, shown
     assert f"fastest of {report['repeat']})" in page
+
+
+@pytest.mark.parametrize("name", ["v3", "v4", "v3-minilm-size", "v4-minilm-size"])
+def test_the_standin_tables_are_the_committed_json(name: str) -> None:
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    report = json.loads((RESULTS / f"standin-{name}-small-grid-cpu.json").read_text("utf-8"))
+    results, ratios = report["results"], report["ratios"]
+    bare, cold = results["a"], results["b"]
+    space = results["token_space"]
+    shown = (
+        f"| {bare['seconds']:.2f} s | **{ratios['cold']:.2f}** ({cold['seconds']:.2f} s) | "
+        f"{ratios['cold_tokens_cached']:.2f} ({cold['sentences_cached']['seconds']:.2f} s) | "
+        f"building {cold['split']['build']:.2f} s, measuring {cold['split']['measure']:.2f} s | "
+        f"{space['spliced']} of {space['needle_haystacks']} needle haystacks spliced |"
+    )
+    assert shown in page, shown
+    # The page's words on each size follow the figures: met for the MiniLM size, not for tiny.
+    met = ratios["cold"] <= 1.0
+    assert met == name.endswith("minilm-size")
+
+
+def test_the_v3_minilm_size_cut_is_the_committed_json() -> None:
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    name = "standin-v3-minilm-size-small-grid-cpu.json"
+    report = json.loads((RESULTS / name).read_text("utf-8"))
+    assert f"({report['results']['a']['tokens']:,} tokens in (a))" in page
