@@ -59,3 +59,60 @@ def test_a_needle_the_tokenizer_reads_as_nothing_is_named(minilm_tokenizer):
     with pytest.raises(HaystackError, match=r"h3: the needle .* has no tokens of its own"):
         needle_span(encoding, start, "\u200b\u200b", "h3")
     assert needle_span(encoding, text.index("three"), "three", "h4") == (2, 1)
+
+
+class _Off:
+    """An encoding whose length is ``by`` tokens off its text's."""
+
+    def __init__(self, encoding, by):
+        self.encoding, self.by = encoding, by
+
+    def __len__(self):
+        return len(self.encoding) + self.by
+
+
+class _SwingingAfterFirstSentence:
+    """Words, but a needle right after the first sentence never gives the length: its
+    count swings over it whichever way the filler is resized (as a byte-level BPE's rare
+    characters next to a needle can)."""
+
+    def __init__(self, inner, length):
+        self.inner, self.length = inner, length
+
+    def encode_batch(self, texts):
+        out = []
+        for text, encoding in zip(texts, self.inner.encode_batch(texts), strict=True):
+            if text.startswith("one two three. needle"):
+                out.append(_Off(encoding, 1 if len(encoding) >= self.length else -1))
+            else:
+                out.append(encoding)
+        return out
+
+
+def test_a_needle_whose_count_swings_at_its_gap_moves_to_the_next_gap(word_tokenizer):
+    """At the gap after the first sentence no filler size gives the length; the needle
+    moves to the nearest other gap (the start) and the haystack is exact there."""
+    from pytest_niah.haystacks.fillers import compose
+
+    length = 12
+    tokenizer = _SwingingAfterFirstSentence(word_tokenizer, length)
+    cuts = ExactCuts(tokenizer)
+    stream = Stream(SENTENCES * 3, counts=[4] * 12)
+    filler = ExactCuts(word_tokenizer).fit(stream, length - 1, "h4")
+    text, char = compose(filler, 4, "needle")
+    (encoding,) = tokenizer.encode_batch([text])
+    assert len(encoding) != length  # the gap asked for swings
+    encoding, text, char, first, count = cuts.verified(
+        "h4",
+        stream=stream,
+        length=length,
+        needle="needle",
+        needle_tokens=1,
+        encoding=encoding,
+        text=text,
+        needle_char=char,
+        offset=4,
+        between="sentences",
+    )
+    assert len(encoding) == length and (char, first, count) == (0, 0, 1)
+    assert text.startswith("needle one two three.")
