@@ -105,6 +105,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("files.py", "umask = os.umask(0o022)  # elsewhere: set and restore at once", "18 -> 19"): (
         "the value set is put back on the next line and the old one returned either way"
     ),
+    ("embed/server_report.py", "if body is None:", "delete if"): (
+        "without it a missing listing takes the next lines with no entries: served is set "
+        "to [], the value it already holds (each client has one report, whose listing is "
+        "read once), and None is returned all the same"
+    ),
     ("embed/server_noise.py", "return float(a @ b) / scale if scale > 0 else 1.0", "1.0 -> 2.0"): (
         "the cosine of a zero vector is only compared with -0.5 (a flip): 1.0 and 2.0 both "
         "say no flip"

@@ -126,3 +126,17 @@ def test_a_fingerprint_is_a_value_that_cannot_change_once_measured():
     with pytest.raises(dataclasses.FrozenInstanceError):
         fingerprint.window = 128  # type: ignore[misc]
     assert len({fingerprint, _of(np.eye(3, dtype=np.float32))}) == 1
+
+
+def test_a_move_of_exactly_the_tolerance_still_matches():
+    # Found (mutation seed 1704312573, server_fingerprint.py:144): "within the repeat
+    # noise" includes its edge; only a move past the tolerance is another server.
+    from pytest_niah.embed.server_watch import moved, tolerance
+
+    base = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    nudged = base + np.array([[0.0, 0.25, 0.0], [0.0, 0.0, 0.0]])
+    move = moved(base, nudged)
+    spread = move / 4  # tolerance is four times the larger repeat noise: exactly the move
+    assert tolerance(spread, spread) == move
+    assert _of(base, spread).matches(_of(nudged, spread))
+    assert not _of(base, spread * 0.99).matches(_of(nudged, spread * 0.99))
