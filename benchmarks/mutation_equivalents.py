@@ -105,6 +105,17 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("files.py", "umask = os.umask(0o022)  # elsewhere: set and restore at once", "18 -> 19"): (
         "the value set is put back on the next line and the old one returned either way"
     ),
+    ("haystacks/tokens.py", "@lru_cache(maxsize=1 << 16)", "1 -> 2"): (
+        "the size of a memo of a pure function: a larger one returns the same ids"
+    ),
+    (
+        "haystacks/assembly.py",
+        "for key, e in zip(keys, spaced[: len(keys)], strict=True)",
+        "True -> False",
+    ): (
+        "spaced holds the needles' encodings first, then the first words': its first "
+        "len(keys) are always as many as keys, so the strict check can never fire"
+    ),
     ("embed/server_report.py", "if body is None:", "delete if"): (
         "without it a missing listing takes the next lines with no entries: served is set "
         "to [], the value it already holds (each client has one report, whose listing is "

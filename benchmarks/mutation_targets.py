@@ -75,6 +75,8 @@ TARGETS: dict[str, list[str]] = {
     # reading a results file through its format, and the scores it may hold (split from
     # results_schema.py)
     "results/results_validation.py": [
+        # "(and 1 more problems)": the count of the problems not named
+        "tests/results/test_storage.py::test_a_bad_saved_run_names_the_json_path_inside_its_results",
         "tests/results/test_results_reading.py",
         "tests/results/test_strict_reading.py",
         "tests/results/test_results.py",
@@ -231,6 +233,9 @@ TARGETS: dict[str, list[str]] = {
     # the --niah-fail / --niah-compare-fail expressions
     "config/gate_expressions.py": [
         "tests/config/test_parsers.py",
+        # --niah-speed-fail's bounds: 0% to under 100%
+        "tests/plugin/test_speed_gate.py::test_a_bad_percentage_is_refused_with_the_fix",
+        "tests/plugin/test_speed_gate.py::test_the_percentage_parses",
         "tests/measure/test_gating.py",
     ],
     # the option values' parsers and their bounds

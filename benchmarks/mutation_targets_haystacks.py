@@ -33,6 +33,7 @@ HAYSTACKS: dict[str, list[str]] = {
     "haystacks/builder.py": ["tests/haystacks/test_builder.py", *TOKENS_FAST, *SPLICE_FAST],
     "haystacks/splice.py": [
         "tests/haystacks/test_haystack_rules.py",  # no junction to check holds
+        "tests/haystacks/test_cut_pieces_rules.py",  # a cut piece read otherwise alone
         *SPLICE_FAST,
         *TOKENS_FAST,
         "tests/haystacks/test_sentence_tokens.py::test_joined_sentence_tokens_are_the_joined_text_tokenized[minilm_tokenizer]",
@@ -51,7 +52,11 @@ HAYSTACKS: dict[str, list[str]] = {
         "tests/haystacks/test_placement.py",
         "tests/haystacks/test_builder.py",
     ],
-    "haystacks/fillers.py": [*TOKENS_FAST, "tests/haystacks/test_builder.py"],
+    "haystacks/fillers.py": [
+        "tests/haystacks/test_cut_pieces_rules.py",  # a cut encoding's characters
+        *TOKENS_FAST,
+        "tests/haystacks/test_builder.py",
+    ],
     "haystacks/audit.py": [
         f"{ONEHOP}::test_the_word_rule_refuses_a_needle_word_beginning_with_the_questions",
         f"{ONEHOP}::test_the_models_tokenizer_refuses_a_word_that_begins_with_the_questions[minilm_tokenizer]",
@@ -88,6 +93,7 @@ HAYSTACKS: dict[str, list[str]] = {
         # first: a stream that never gives up fails it in 60 s, not the run's timeout
         "tests/haystacks/test_haystack_rules.py::test_a_stream_that_can_draw_nothing_gives_up_rather_than_hang",
         "tests/haystacks/test_exact_cuts_rules.py::test_a_stream_holds_its_length_and_a_slack_for_joins",
+        "tests/haystacks/test_cut_pieces_rules.py",  # a snippet stays under its budget
         "tests/haystacks/test_sentence_counts.py",
         "tests/haystacks/test_builder.py",
     ],

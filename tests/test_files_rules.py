@@ -200,3 +200,11 @@ def test_a_read_only_folder_is_a_problem_even_for_root():
         output_problem(READ_ONLY / "x.json") == f"cannot be created: no write access to {READ_ONLY}"
     )
     assert output_problem(READ_ONLY, folder=True) == "is not writable"
+
+
+def test_an_existing_file_is_a_writable_output_unless_a_folder_is_asked(tmp_path: Path) -> None:
+    target = tmp_path / "out.json"
+    target.write_text("{}")
+    assert output_problem(target) == ""
+    assert output_problem(target, folder=True) == "is not a folder"
+    assert output_problem(tmp_path) == "is a folder, not a file"

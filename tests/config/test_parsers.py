@@ -208,6 +208,10 @@ def test_parse_json_object_valid():
     assert parse_json_object("") == {}
     assert parse_json_object(None) == {}
     assert parse_json_object({"a": 1}) == {"a": 1}
+    # Found (mutation seed 1704312573, parsers.py:195): a finite float at any depth of a
+    # mapping is kept; only NaN and infinity are refused.
+    nested = {"a": 0.5, "b": [1.25, {"c": -2.0}]}
+    assert parse_json_object(nested) == nested
 
 
 @pytest.mark.parametrize("value", ["[1, 2]", '"text"', "3", "null"])

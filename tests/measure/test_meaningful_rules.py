@@ -21,3 +21,6 @@ def test_a_row_with_most_of_its_cases_left_out_is_not_meaningful():
     # Duplicates and invalid cases are not counted: the same excluded cases are then most.
     fewer = dataclasses.replace(half, duplicates=1)
     assert normalized_not_meaningful(fewer) == MOSTLY_LEFT_OUT
+    # Found (mutation seed 1704312573, meaningful.py:35 `- row.invalid` -> `+`): invalid
+    # cases are taken out of the count as duplicates are.
+    assert normalized_not_meaningful(dataclasses.replace(half, invalid=1)) == MOSTLY_LEFT_OUT

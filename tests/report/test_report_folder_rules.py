@@ -371,3 +371,13 @@ def test_a_link_loop_at_the_reports_name_is_not_taken_for_a_missing_report(tmp_p
     assert "cannot replace the report folder" in caught.value.problem  # nothing to create
     assert target.is_symlink() and os.readlink(target) == str(target)
     assert (aside / "summary.md").read_text(encoding="utf-8") == "previous"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="renameat2 is Linux's")
+def test_a_failed_exchange_raises_the_systems_own_error(tmp_path: Path) -> None:
+    from pytest_niah.report.report_folder import _exchange
+
+    (tmp_path / "new").mkdir()
+    with pytest.raises(OSError) as info:
+        _exchange(tmp_path / "new", tmp_path / "missing")
+    assert info.value.errno == errno.ENOENT  # what the system said, not a blank 0

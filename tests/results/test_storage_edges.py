@@ -208,3 +208,12 @@ def test_hidden_folders_and_stray_files_in_the_store_hold_no_runs(run, tmp_path)
     (hidden / "old.json.gz").write_bytes(saved.read_bytes())
     (tmp_path / "notes.json.gz").write_bytes(b"")  # a file, not a model folder
     assert store.files() == [saved]
+
+
+def test_a_machine_folder_that_cannot_be_listed_holds_no_runs(tmp_path: Path) -> None:
+    from pytest_niah.results.store_layout import _run_files_in
+
+    not_a_folder = tmp_path / "machine"
+    not_a_folder.write_text("")
+    assert _run_files_in(not_a_folder) == []
+    assert _run_files_in(tmp_path / "gone") == []
