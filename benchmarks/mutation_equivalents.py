@@ -108,6 +108,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("haystacks/tokens.py", "@lru_cache(maxsize=1 << 16)", "1 -> 2"): (
         "the size of a memo of a pure function: a larger one returns the same ids"
     ),
+    ("haystacks/tokens.py", "@lru_cache(maxsize=1 << 16)", "16 -> 17"): (
+        "the size of a memo of a pure function: a larger one returns the same ids"
+    ),
     (
         "haystacks/assembly.py",
         "for key, e in zip(keys, spaced[: len(keys)], strict=True)",
@@ -115,6 +118,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): (
         "spaced holds the needles' encodings first, then the first words': its first "
         "len(keys) are always as many as keys, so the strict check can never fire"
+    ),
+    (
+        "haystacks/assembly.py",
+        "filler: in_context(e) for filler, e in zip(first, spaced[len(keys) :], strict=True)",
+        "True -> False",
+    ): (
+        "spaced is one encoding per text sent, keys' then first's: past len(keys) there "
+        "are always as many as first holds, so the strict check can never fire"
     ),
     ("embed/server_report.py", "if body is None:", "delete if"): (
         "without it a missing listing takes the next lines with no entries: served is set "
