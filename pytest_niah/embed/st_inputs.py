@@ -177,5 +177,8 @@ def agrees_with_encode(
         texts.append(text)
     a = np.asarray(encode_ids(ids_batch), dtype=np.float64)
     b = np.asarray(encode_texts(texts), dtype=np.float64)
-    cos = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    # A zero vector (a broken model) has no direction: two agree, one alone does not.
+    agree = np.where(~a.any(axis=1) & ~b.any(axis=1), 1.0, 0.0)
+    cos = np.divide((a * b).sum(axis=1), norms, out=agree, where=norms > 0)
     return float(np.max(1.0 - cos))

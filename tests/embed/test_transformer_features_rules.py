@@ -31,3 +31,24 @@ def test_a_suffix_of_two_and_an_empty_row() -> None:
     out = features([np.array([], dtype=np.int64), np.array([1, 2])], [])
     assert out["input_ids"].tolist() == [[9, 8, 8, 0, 0], [9, 1, 2, 8, 8]]
     assert out["attention_mask"].tolist() == [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]
+
+
+def _agreement(ids_rows: list[list[float]], text_rows: list[list[float]]) -> float:
+    from pytest_niah.embed.st_inputs import agrees_with_encode
+
+    return agrees_with_encode(
+        lambda batch: np.asarray(ids_rows[: len(batch)]),
+        lambda texts: np.asarray(text_rows[: len(texts)]),
+        lambda text: ([1, 2, 3], [1, 2, 3]),
+        None,
+    )
+
+
+def test_agreement_of_zero_vectors_is_decided_without_a_warning() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a 0/0 would warn
+        assert _agreement([[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]) == 0.0
+        assert _agreement([[1.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 2.0]]) == 1.0
+        assert _agreement([[1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, -1.0]]) == 2.0
