@@ -126,7 +126,7 @@ def _bert_with(tokenizer: Any, out: Path, size: dict[str, int], **special: str) 
 
 
 def build_gpt2(out: Path, lines: list[str], size: dict[str, int]) -> Path:
-    """A GPT-2-style byte-level BPE on a one-layer BERT."""
+    """A GPT-2-style byte-level BPE on a BERT."""
     tokenizer = byte_level_tokenizer(lines, qwen2=False)
     return _bert_with(tokenizer, out, size, pad_token="<|endoftext|>", unk_token="<|endoftext|>")
 

@@ -86,16 +86,13 @@ class TransformerFeatures:
         # a small model's forward pass.
         prefix = np.asarray([*self.specials.prefix, *prompt_ids], dtype=np.int64)
         suffix = np.asarray(self.specials.suffix, dtype=np.int64)
-        sizes = [prefix.size + ids.size + suffix.size for ids in batch]
-        width = max(sizes)
-        ids_table = np.full((len(batch), width), self.specials.pad, dtype=np.int64)
-        mask_table = np.zeros((len(batch), width), dtype=np.int64)
-        for i, (ids, size) in enumerate(zip(batch, sizes, strict=True)):
-            middle = prefix.size + ids.size
-            ids_table[i, : prefix.size] = prefix
-            ids_table[i, prefix.size : middle] = ids
-            ids_table[i, middle:size] = suffix
-            mask_table[i, :size] = 1
+        sizes = np.array([prefix.size + ids.size + suffix.size for ids in batch], dtype=np.int64)
+        ids_table = np.full((len(batch), int(sizes.max())), self.specials.pad, dtype=np.int64)
+        ids_table[:, : prefix.size] = prefix
+        for row, ids, size in zip(ids_table, batch, sizes, strict=True):
+            row[prefix.size : size - suffix.size] = ids
+            row[size - suffix.size : size] = suffix
+        mask_table = (np.arange(ids_table.shape[1]) < sizes[:, None]).astype(np.int64)
         input_ids = torch.from_numpy(ids_table)
         mask = torch.from_numpy(mask_table)
         features: dict[str, Any] = {
