@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pytest_niah.report.house_style import CHANCE_COLOR, all_series, figure_style
 from pytest_niah.report.plotting import (
-    chance_line,
+    chance_axes,
     effective_length_line,
     finish_axes,
     interval_band,
@@ -45,11 +45,11 @@ def ratio_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes
         fig, (ax,) = new_figure()
         for series in all_series(results, labels):
             metric_line(ax, series, "comparative_ratio")
-        chance_line(ax)
-        length_axis(ax, results)
-        unit_axis(ax)
-        finish_axes(
-            ax, "Comparative ratio vs haystack length", "share of haystacks beating control"
+        chance_axes(
+            ax,
+            results,
+            "Comparative ratio vs haystack length",
+            "share of haystacks beating control",
         )
         outside_legend(fig, [ax])
         return png_bytes(fig)
@@ -63,10 +63,7 @@ def auc_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes:
             metric_line(ax, series, "auc")
             interval_band(ax, series, "auc")
             effective_length_line(ax, series)
-        chance_line(ax)
-        length_axis(ax, results)
-        unit_axis(ax)
-        finish_axes(ax, "AUC vs haystack length", "AUC (positives vs negatives)")
+        chance_axes(ax, results, "AUC vs haystack length", "AUC (positives vs negatives)")
         outside_legend(fig, [ax])
         return png_bytes(fig)
 

@@ -22,15 +22,13 @@ from pytest_niah.report.figure_data import (
 from pytest_niah.report.heatmap import draw_heatmap
 from pytest_niah.report.house_style import PALETTE, figure_style, model_style, sequential_colors
 from pytest_niah.report.plotting import (
-    chance_line,
+    chance_axes,
     finish_axes,
-    length_axis,
     new_figure,
     outside_legend,
     plot_line,
     png_bytes,
     position_axis,
-    unit_axis,
 )
 from pytest_niah.results.niah_results import NiahResults
 
@@ -46,10 +44,7 @@ def category_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> by
             for category in categories:
                 rows = split_rows(result, "category", category, arm, scoring)
                 plot_line(ax, rows, "auc", category, colors[category], "-", "o")
-            chance_line(ax)
-            length_axis(ax, [result])
-            unit_axis(ax)
-            finish_axes(ax, f"{label}: AUC by category ({arm}/{scoring})", "AUC")
+            chance_axes(ax, [result], f"{label}: AUC by category ({arm}/{scoring})", "AUC")
         outside_legend(fig, axes, title="category")
         return png_bytes(fig)
 
@@ -68,10 +63,7 @@ def order_figure(results: Sequence[NiahResults], labels: Sequence[str]) -> bytes
                 rows = split_rows(result, "order", order, arm, scoring)
                 name = f"{label} · {arm}/{scoring} · {order}"
                 plot_line(ax, rows, "auc", name, colors[order], linestyle, marker)
-        chance_line(ax)
-        length_axis(ax, results)
-        unit_axis(ax)
-        finish_axes(ax, "Default vs inverted needle order", "AUC")
+        chance_axes(ax, results, "Default vs inverted needle order", "AUC")
         outside_legend(fig, [ax])
         return png_bytes(fig)
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "chance_axes",
     "chance_line",
     "effective_length_line",
     "finish_axes",
@@ -136,6 +137,14 @@ def chance_line(ax: Axes) -> None:
     ax.axhline(
         CHANCE, color=CHANCE_COLOR, linestyle="--", linewidth=1.0, label=f"chance ({CHANCE})"
     )
+
+
+def chance_axes(ax: Axes, results: Sequence[NiahResults], title: str, ylabel: str) -> None:
+    """Axes of a share by length (AUC, ratio): chance line, log2 lengths, 0 to 1, titles."""
+    chance_line(ax)
+    length_axis(ax, results)
+    unit_axis(ax)
+    finish_axes(ax, title, ylabel)
 
 
 # -- drawing helpers --------------------------------------------------------------------------
