@@ -127,6 +127,35 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "spaced is one encoding per text sent, keys' then first's: past len(keys) there "
         "are always as many as first holds, so the strict check can never fire"
     ),
+    (
+        "haystacks/splice.py",
+        'start = found.start() - (found.start() > 0 and filler.text[found.start() - 1] == " ")',
+        "drop clause 1 of And",
+    ): (
+        "where the last piece starts the text, text[-1] is the piece's own last character, "
+        "never a space (the piece is \\S+ up to the end): the clause dropped is always true there"
+    ),
+    (
+        "haystacks/splice.py",
+        'start = found.start() - (found.start() > 0 and filler.text[found.start() - 1] == " ")',
+        "Gt -> GtE",
+    ): (
+        "the one start it adds, 0, reads text[-1]: the piece's own last character, never a "
+        "space (the piece is \\S+ up to the end), so the answer is False as before"
+    ),
+    ("haystacks/fillers.py", "space = np.zeros(len(self.text) + 1, dtype=bool)", "1 -> 2"): (
+        "a longer mask of spaces: it is read only at a token's start minus one, at most the "
+        "text's last character, so the extra element is never read"
+    ),
+    (
+        "haystacks/fillers.py",
+        "return token if token is not None and token < self._tokens else None",
+        "Lt -> LtE",
+    ): (
+        "a character before the cut (char_pos < _chars, the end of the cut's last token) is "
+        "first covered by a token at or before that last one, as token ends never decrease: "
+        "the token is never _tokens itself"
+    ),
     ("embed/server_report.py", "if body is None:", "delete if"): (
         "without it a missing listing takes the next lines with no entries: served is set "
         "to [], the value it already holds (each client has one report, whose listing is "

@@ -53,6 +53,7 @@ HAYSTACKS: dict[str, list[str]] = {
         "tests/haystacks/test_builder.py",
     ],
     "haystacks/fillers.py": [
+        "tests/haystacks/test_fillers_rules.py",  # leading sentences, slots, a cut encoding
         "tests/haystacks/test_cut_pieces_rules.py",  # a cut encoding's characters
         *TOKENS_FAST,
         "tests/haystacks/test_builder.py",
@@ -93,7 +94,7 @@ HAYSTACKS: dict[str, list[str]] = {
         # first: a stream that never gives up fails it in 60 s, not the run's timeout
         "tests/haystacks/test_haystack_rules.py::test_a_stream_that_can_draw_nothing_gives_up_rather_than_hang",
         "tests/haystacks/test_exact_cuts_rules.py::test_a_stream_holds_its_length_and_a_slack_for_joins",
-        "tests/haystacks/test_cut_pieces_rules.py",  # a snippet stays under its budget
+        "tests/haystacks/test_snippet_streams_rules.py",  # budget, misses, audit, joined
         "tests/haystacks/test_sentence_counts.py",
         "tests/haystacks/test_builder.py",
     ],

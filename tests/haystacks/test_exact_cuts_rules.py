@@ -11,6 +11,17 @@ from pytest_niah.haystacks.fillers import Stream
 SENTENCES = ["one two three.", "four five six.", "seven eight nine.", "ten eleven twelve."]
 
 
+def test_a_needle_span_is_its_first_token_and_count(word_tokenizer):
+    """First in the file: a broken bisection fails here at once, before a cut loops on it."""
+    from pytest_niah.haystacks.exact_cuts import needle_span
+
+    text = "one two three four five."
+    (encoding,) = word_tokenizer.encode_batch([text])
+    assert needle_span(encoding, text.index("three four"), "three four", "h0") == (2, 2)
+    assert needle_span(encoding, 0, "one", "h0") == (0, 1)
+    assert needle_span(encoding, text.index("five."), "five.", "h0") == (4, 2)
+
+
 def test_sentences_counted_high_alone_still_give_the_cut(word_tokenizer):
     """Found (#42.3): where each sentence's own count overstates what it adds joined (a
     byte-level BPE's first word), the larger budget held the same sentences and the cut
@@ -20,6 +31,10 @@ def test_sentences_counted_high_alone_still_give_the_cut(word_tokenizer):
     assert filler.tokens == 8
     assert len(word_tokenizer.encode_batch([filler.text])[0]) == 8
     assert filler.text.startswith("one two three.")
+    # One sentence more at a time: a filler's parts are those its text was cut from.
+    shorter = ExactCuts(word_tokenizer).fit(stream, 5, "h1")
+    assert shorter.text == "one two three. four"
+    assert shorter.parts == SENTENCES[:2]
 
 
 def test_a_stream_too_short_for_the_length_is_named(word_tokenizer):
@@ -116,3 +131,76 @@ def test_a_needle_whose_count_swings_at_its_gap_moves_to_the_next_gap(word_token
     )
     assert len(encoding) == length and (char, first, count) == (0, 0, 1)
     assert text.startswith("needle one two three.")
+
+
+class _Sized:
+    def __init__(self, size):
+        self.size = size
+
+    def __len__(self):
+        return self.size
+
+
+class _AlwaysOneShort:
+    """Every text reads as one token short of the length asked for: no cut ever gives it."""
+
+    def __init__(self, length):
+        self.length, self.calls = length, 0
+
+    def encode_batch(self, texts):
+        self.calls += len(texts)
+        return [_Sized(self.length - 1) for _ in texts]
+
+
+def test_a_cut_that_never_gives_the_length_gives_up_after_a_fixed_budget():
+    """86 tokenizations (6 attempts, 32 split characters, 48 grown ones), then the error:
+    neither an endless loop on a long stream nor fewer tries than the hard cases take."""
+    stream = Stream([f"sentence number {i}." for i in range(400)], counts=[9] * 400)
+    tokenizer = _AlwaysOneShort(50)
+    with pytest.raises(HaystackError, match="h9: could not cut the text to exactly 50 tokens"):
+        ExactCuts(tokenizer).fit(stream, 50, "h9")
+    assert tokenizer.calls == 6 + 32 + 48
+
+
+class _Spans:
+    """An encoding from its tokens' character spans (ids: the spans' starts)."""
+
+    def __init__(self, spans):
+        self.offsets = spans
+        self.ids = [start for start, _ in spans]
+
+    def __len__(self):
+        return len(self.offsets)
+
+    def token_to_chars(self, token):
+        return self.offsets[token] if 0 <= token < len(self.offsets) else None
+
+    def char_to_token(self, char):
+        return next((i for i, (a, b) in enumerate(self.offsets) if a <= char < b), None)
+
+
+class _ResegmentingPrefix:
+    """Words, but "xyzw" reads as x|yz|w whole while its prefixes read as one token each
+    (as a unigram model segments a cut word anew)."""
+
+    def encode_batch(self, texts):
+        out = []
+        for text in texts:
+            spans, start = [], 0
+            for word in text.split(" "):
+                if word == "xyzw":
+                    spans += [(start, start + 1), (start + 1, start + 3), (start + 3, start + 4)]
+                elif word:
+                    spans.append((start, start + len(word)))
+                start += len(word) + 1
+            out.append(_Spans(spans))
+        return out
+
+
+def test_a_character_that_takes_a_grown_cut_past_the_length_is_left_out():
+    """Cut after "yz", "xyz" alone is one token short; grown by "w" it is one over: "w" is
+    left out of the filler and the next word gives the length."""
+    stream = Stream(["a b xyzw c d."], counts=[8])
+    filler = ExactCuts(_ResegmentingPrefix()).fit(stream, 4, "h5")
+    assert filler.text == "a b xyz c"
+    assert filler.tokens == 4
