@@ -47,6 +47,7 @@ HAYSTACKS: dict[str, list[str]] = {
         "tests/haystacks/test_haystack_rules.py",  # BlockParts cannot change
         "tests/haystacks/test_builder.py",
         *TOKENS_FAST,
+        *SPLICE_FAST,  # most needle haystacks are spliced where the tokenizer allows it
     ],
     "haystacks/placement.py": [
         "tests/haystacks/test_placement.py",
@@ -85,6 +86,7 @@ HAYSTACKS: dict[str, list[str]] = {
         "tests/results/test_cache_links.py",
     ],
     "haystacks/sentence_tokens.py": [
+        "tests/haystacks/test_sentence_tokens_rules.py",  # what a stored file must hold
         "tests/haystacks/test_sentence_tokens.py::test_joined_sentence_tokens_are_the_joined_text_tokenized[minilm_tokenizer]",
         "tests/haystacks/test_sentence_tokens.py::test_sentence_tokens_persist_and_a_damaged_file_is_encoded_again",
         "tests/haystacks/test_sentence_tokens.py::test_a_warm_build_tokenizes_no_filler_text[minilm_tokenizer]",
