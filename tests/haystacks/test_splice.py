@@ -111,3 +111,23 @@ def test_a_needle_slot_between_a_lone_word_marker_and_its_word_is_built_from_tex
     assert blocks[True].haystacks == blocks[False].haystacks
     own = static_tokenizer.encode_batch([h.text for h in blocks[True].haystacks])
     assert [list(e.ids) for e in blocks[True].encodings] == [e.ids for e in own]
+
+
+def test_a_needle_junction_the_tokenizer_reads_across_is_built_from_text(
+    shared_corpus, minilm_tokenizer
+):
+    """A tokenizer let splice needles although an added token (". the") spans the space after
+    a needle's full stop: the junction check finds the ids around the edge are not the
+    text's, and those haystacks are tokenized as text."""
+    from standins import with_added
+    from tokenizers import AddedToken
+
+    tokenizer = with_added(minilm_tokenizer, AddedToken(". the", special=False))
+    tokenizer.__dict__["splices_needles"] = True  # as if the property had missed it
+    builder = HaystackBuilder(shared_corpus, GROUPS, tokenizer, 7, splice=True)
+    blocks = list(builder.blocks(*GRID))
+    haystacks = [(h, e) for b in blocks for h, e in zip(b.haystacks, b.encodings, strict=True)]
+    own = tokenizer.encode_batch([h.text for h, _ in haystacks])
+    assert any(". the" in h.text.lower() for h, _ in haystacks)
+    for (haystack, carried), truth in zip(haystacks, own, strict=True):
+        assert list(carried.ids) == truth.ids, haystack.id
