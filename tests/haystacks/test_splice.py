@@ -131,3 +131,22 @@ def test_a_needle_junction_the_tokenizer_reads_across_is_built_from_text(
     assert any(". the" in h.text.lower() for h, _ in haystacks)
     for (haystack, carried), truth in zip(haystacks, own, strict=True):
         assert list(carried.ids) == truth.ids, haystack.id
+
+
+def test_a_needle_put_first_is_spliced_with_its_fillers_first_word_read_after_a_space(
+    shared_corpus, gpt2_tokenizer
+):
+    """A byte-level BPE reads the filler's first word otherwise after the needle's space:
+    its tokens are re-read (the head), so needles put first are spliced too, not rebuilt."""
+    builder = HaystackBuilder(shared_corpus, GROUPS, gpt2_tokenizer, 7, splice=True)
+    first = [
+        (h, e)
+        for b in builder.blocks(*GRID)
+        for h, e in zip(b.haystacks, b.encodings, strict=True)
+        if not h.is_control and h.needle_char == 0
+    ]
+    assert first
+    own = gpt2_tokenizer.encode_batch([h.text for h, _ in first])
+    assert [list(e.ids) for _, e in first] == [e.ids for e in own]
+    spliced = sum(isinstance(e, SplicedEncoding) for _, e in first)
+    assert spliced >= len(first) // 2, (spliced, len(first))
