@@ -156,6 +156,19 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "first covered by a token at or before that last one, as token ends never decrease: "
         "the token is never _tokens itself"
     ),
+    ("haystacks/audit.py", "if not question_words or not needle_words:", "drop clause 1 of Or"): (
+        "with no question word nothing is asked: the needle words are encoded and none can "
+        "begin with a question's, so the loop raises nothing, as the skip did"
+    ),
+    ("haystacks/chunking.py", "open_stop = 0", "0 -> 1"): (
+        "read only while a chunk is open, and every opening sets it (open_start, open_stop = "
+        "start, stop): the first value is never read"
+    ),
+    (
+        "haystacks/builder.py",
+        "needles_of = dict(zip(texts, needle_encodings, strict=True))",
+        "True -> False",
+    ): "needle_encodings is encode_batch of list(texts.values()): one per text, always",
     ("embed/server_report.py", "if body is None:", "delete if"): (
         "without it a missing listing takes the next lines with no entries: served is set "
         "to [], the value it already holds (each client has one report, whose listing is "

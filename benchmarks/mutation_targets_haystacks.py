@@ -62,6 +62,7 @@ HAYSTACKS: dict[str, list[str]] = {
         "tests/haystacks/test_builder.py",
     ],
     "haystacks/audit.py": [
+        "tests/haystacks/test_audit_rules.py",  # a needle's words off its template
         f"{ONEHOP}::test_the_word_rule_refuses_a_needle_word_beginning_with_the_questions",
         f"{ONEHOP}::test_the_models_tokenizer_refuses_a_word_that_begins_with_the_questions[minilm_tokenizer]",
         f"{ONEHOP}::test_the_builtin_needles_pass_every_tokenizer_family[minilm_tokenizer]",
@@ -73,6 +74,7 @@ HAYSTACKS: dict[str, list[str]] = {
     ],
     "haystacks/chunking.py": ["tests/haystacks/test_chunking.py"],
     "haystacks/plan.py": [
+        "tests/haystacks/test_plan_rules.py",  # kinds, the window's text, chunks, the needle
         "tests/haystacks/test_haystack_rules.py",  # a prepared block cannot change
         "tests/haystacks/test_plan_threads.py",
         "tests/haystacks/test_builder.py",
@@ -103,10 +105,12 @@ HAYSTACKS: dict[str, list[str]] = {
         "tests/haystacks/test_builder.py",
     ],
     "haystacks/haystack.py": [
+        "tests/haystacks/test_haystack_rules.py",  # stable keys, values that cannot change
         "tests/haystacks/test_builder.py",
         "tests/measure/test_scoring_rules.py",
     ],
     "haystacks/tokens.py": [
+        "tests/haystacks/test_haystack_rules.py",  # the word tokenizer's ids
         *TOKENS_FAST,
         "tests/embed/test_window_probe_rules.py",
     ],

@@ -216,6 +216,18 @@ def test_needle_longer_than_haystack_is_a_clear_error(shared_corpus, word_tokeni
     assert "--niah-lengths" in info.value.hint
 
 
+def test_a_group_giving_only_controls_need_not_fit_its_needles(shared_corpus, word_tokenizer):
+    """A group outside the selection gives its controls at a length its needles exceed."""
+    (group,) = builtin_needle_set().select(["dietary-01"]).groups
+    builder = HaystackBuilder(shared_corpus, builtin_needle_set(), word_tokenizer, 7)
+    kinds, orders = ("onehop",), ("default",)
+    block = builder.block(group, 8, 2, kinds, orders, needles=False)
+    assert [h.is_control for h in block.haystacks] == [True]
+    assert [h.length for h in block.haystacks] == [8]
+    with pytest.raises(HaystackError, match="does not fit a haystack of 8 tokens"):
+        builder.block(group, 8, 2, kinds, orders)
+
+
 def test_corpus_too_small_for_longest_length(tiny_corpus, word_tokenizer):
     with pytest.raises(HaystackError, match=r"too little for haystacks of 100,000 tokens"):
         build(tiny_corpus, word_tokenizer, lengths=(100_000,))

@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 from pytest_niah.haystacks.assembly import BlockParts
+from pytest_niah.haystacks.haystack import Block, Haystack, stable_key
 from pytest_niah.haystacks.plan import PreparedBlock
 from pytest_niah.haystacks.sentence_counts import _plausible
 from pytest_niah.haystacks.splice import junctions_hold
+from pytest_niah.haystacks.tokens import WordTokenizer
 
 
 def test_no_needle_edges_to_check_hold(word_tokenizer):
@@ -40,7 +42,7 @@ def test_stored_sentence_counts_are_whole_numbers_or_unknown(stored, plausible):
     assert not _plausible(np.array([1, 2, 3]), np.zeros(2, dtype=np.int32))  # another book
 
 
-@pytest.mark.parametrize("kind", [BlockParts, PreparedBlock])
+@pytest.mark.parametrize("kind", [BlockParts, PreparedBlock, Block, Haystack])
 def test_a_blocks_parts_and_a_prepared_block_are_values_that_cannot_change(kind):
     # Found (mutation seed 1954973815, assembly.py:35 and plan.py:109 `frozen=True` ->
     # False): the threads that build blocks share these; a field set after the fact would
@@ -49,6 +51,21 @@ def test_a_blocks_parts_and_a_prepared_block_are_values_that_cannot_change(kind)
     block = object.__new__(kind)
     with pytest.raises(dataclasses.FrozenInstanceError):
         block.draw = 1
+
+
+def test_a_stable_key_is_the_same_64_bit_number_in_every_process_and_version():
+    """Haystacks are drawn from these keys: another number would draw other haystacks."""
+    assert stable_key("dietary-01", 128, 3) == 5206754929591674196
+    assert stable_key() == 1449310910991872227
+    assert all(0 <= stable_key(n) < 2**64 for n in range(100))
+
+
+def test_the_word_tokenizer_reads_a_word_in_any_case_as_one_32_bit_id():
+    """The test tokenizer's ids: one per word or mark, case-blind, and fixed across runs."""
+    (encoding,) = WordTokenizer().encode_batch(["The cat, the CAT."])
+    assert encoding.ids == [2800107122, 3138554730, 2939987199, 2800107122, 3138554730, 2316478424]
+    assert encoding.offsets == [(0, 3), (4, 7), (7, 8), (9, 12), (13, 16), (16, 17)]
+    assert all(0 <= i < 2**32 for i in encoding.ids)
 
 
 LEAKY_BUILD = """

@@ -57,6 +57,14 @@ def test_words_when_sentences_are_too_few():
     assert placement.duplicate_of == (None,) * 10
 
 
+def test_two_targets_nearest_one_gap_still_get_gaps_of_their_own():
+    """Targets 3 and 7 are both nearest gap 5 (7 ties 5 and 9): with enough gaps each
+    position gets its own (5 and 9), none is marked a repeat."""
+    placement = place(10, 4, [0, 10], [0, 5, 9, 10])
+    assert placement.offsets == (0, 5, 9, 10)
+    assert placement.duplicate_of == (None,) * 4
+
+
 def test_fewer_gaps_than_positions_marks_the_repeats():
     placement = place(4, 10, [0, 4], [0, 1, 2, 3, 4])
     assert len(placement.offsets) == 10
