@@ -60,6 +60,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     # where the store keeps runs, and finding their files (split from storage.py)
     "results/store_layout.py": [
+        "tests/results/test_store_layout_rules.py",  # which files are runs, which is read
         "tests/results/test_storage_edges.py",
         "tests/results/test_storage.py",
         "tests/results/test_storage_files.py",

@@ -208,3 +208,12 @@ def test_an_existing_file_is_a_writable_output_unless_a_folder_is_asked(tmp_path
     assert output_problem(target) == ""
     assert output_problem(target, folder=True) == "is not a folder"
     assert output_problem(tmp_path) == "is a folder, not a file"
+
+
+def test_a_name_of_exactly_255_bytes_is_usable_one_more_is_named(tmp_path: Path):
+    assert output_problem(tmp_path / ("n" * 255)) == ""
+    long_name = "a" * 40 + "b" * 216
+    assert output_problem(tmp_path / long_name / "x.json") == (
+        f"the name {'a' * 40}... is longer than 255 bytes"
+    )
+    assert "longer than 255" in output_problem(tmp_path / ("é" * 128))  # 256 bytes in UTF-8
