@@ -169,14 +169,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "needles_of = dict(zip(texts, needle_encodings, strict=True))",
         "True -> False",
     ): "needle_encodings is encode_batch of list(texts.values()): one per text, always",
-    (
-        "results/store_layout.py",
-        'return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))',
-        "drop clause 1 of And",
-    ): (
-        "a file kept as a folder is listed in turn: its iterdir() raises NotADirectoryError, "
-        "an OSError, and it yields no folder and no run, as if it had been left out"
-    ),
     ("embed/server_report.py", "if body is None:", "delete if"): (
         "without it a missing listing takes the next lines with no entries: served is set "
         "to [], the value it already holds (each client has one report, whose listing is "
