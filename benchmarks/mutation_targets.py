@@ -199,6 +199,7 @@ TARGETS: dict[str, list[str]] = {
     "embed/server_watch.py": ["tests/embed/test_server_watch_rules.py"],
     # what a server reports about itself (/models, /info): its identity and window
     "embed/server_report.py": [
+        "tests/embed/test_server_report_rules.py",  # fields kept, redacted, the window
         "tests/embed/test_served_changes.py::test_what_the_server_reports_about_itself_is_its_identity",
         "tests/embed/test_remote.py::test_the_servers_max_model_len_is_the_window_and_caps_the_users",
         "tests/embed/test_remote.py::test_identity_is_endpoint_model_server_report_tokenizer_and_settings",
