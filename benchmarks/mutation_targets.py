@@ -76,6 +76,7 @@ TARGETS: dict[str, list[str]] = {
     # reading a results file through its format, and the scores it may hold (split from
     # results_schema.py)
     "results/results_validation.py": [
+        "tests/results/test_results_validation_rules.py",  # which problem is named, and how
         # "(and 1 more problems)": the count of the problems not named
         "tests/results/test_storage.py::test_a_bad_saved_run_names_the_json_path_inside_its_results",
         "tests/results/test_results_reading.py",
