@@ -140,3 +140,28 @@ def test_a_move_of_exactly_the_tolerance_still_matches():
     assert tolerance(spread, spread) == move
     assert _of(base, spread).matches(_of(nudged, spread))
     assert not _of(base, spread * 0.99).matches(_of(nudged, spread * 0.99))
+
+
+def test_a_fingerprint_reads_the_tokens_its_probe_saw_read():
+    measured = ServerFingerprint(64, 510, "", 0.0, ())
+    unlimited = ServerFingerprint(None, 510, "", 0.0, ())
+    assert [measured.reads(n) for n in (10, 64, 65, 1000)] == [10, 64, 64, 64]
+    assert [unlimited.reads(n) for n in (10, 1000)] == [10, 1000]
+
+
+def test_without_a_cache_a_fingerprint_is_its_own_key_and_nothing_is_kept(tmp_path):
+    fingerprint = _of(np.eye(2, 4))
+    assert answers_key(fingerprint, "endpoint", None) == fingerprint.key
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_served_model_is_told_by_its_class():
+    from pytest_niah.embed.server_fingerprint import is_served
+
+    class Served:
+        def pin_answers(self, key, fingerprint): ...
+
+    class Local:
+        pin_answers = "a field, not a method"
+
+    assert is_served(Served()) and not is_served(Local()) and not is_served(object())
