@@ -147,15 +147,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a longer mask of spaces: it is read only at a token's start minus one, at most the "
         "text's last character, so the extra element is never read"
     ),
-    (
-        "haystacks/fillers.py",
-        "return token if token is not None and token < self._tokens else None",
-        "Lt -> LtE",
-    ): (
-        "a character before the cut (char_pos < _chars, the end of the cut's last token) is "
-        "first covered by a token at or before that last one, as token ends never decrease: "
-        "the token is never _tokens itself"
-    ),
     ("haystacks/audit.py", "if not question_words or not needle_words:", "drop clause 1 of Or"): (
         "with no question word nothing is asked: the needle words are encoded and none can "
         "begin with a question's, so the loop raises nothing, as the skip did"

@@ -49,3 +49,13 @@ def test_a_cut_encoding_is_its_first_tokens(word_tokenizer):
     assert cut.offsets == whole.offsets[:4]
     assert cut.token_to_chars(3) == (9, 14)
     assert cut.token_to_chars(4) is None and cut.token_to_chars(-1) is None
+
+
+def test_a_cut_encoding_never_answers_a_token_past_its_cut(word_tokenizer):
+    """Even where its character bound reaches further (a cut whose last span is unknown
+    keeps the whole text): "three" is token 2, past a two-token cut."""
+    text = "one two three four"
+    (whole,) = word_tokenizer.encode_batch([text])
+    cut = PrefixEncoding(whole, 2, len(text))
+    assert cut.char_to_token(4) == 1
+    assert cut.char_to_token(text.index("three")) is None
