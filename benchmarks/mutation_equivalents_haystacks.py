@@ -1,0 +1,81 @@
+"""``mutation_equivalents.EQUIVALENT`` for ``haystacks/``: reviewed equivalents, each with why.
+
+Keyed as there: (module, the line's source stripped, the mutant's description).
+"""
+
+from __future__ import annotations
+
+HAYSTACKS: dict[tuple[str, str, str], str] = {
+    ("haystacks/tokens.py", "@lru_cache(maxsize=1 << 16)", "1 -> 2"): (
+        "the size of a memo of a pure function: a larger one returns the same ids"
+    ),
+    ("haystacks/tokens.py", "@lru_cache(maxsize=1 << 16)", "16 -> 17"): (
+        "the size of a memo of a pure function: a larger one returns the same ids"
+    ),
+    (
+        "haystacks/assembly.py",
+        "for key, e in zip(keys, spaced[: len(keys)], strict=True)",
+        "True -> False",
+    ): (
+        "spaced holds the needles' encodings first, then the first words': its first "
+        "len(keys) are always as many as keys, so the strict check can never fire"
+    ),
+    (
+        "haystacks/assembly.py",
+        "filler: in_context(e) for filler, e in zip(first, spaced[len(keys) :], strict=True)",
+        "True -> False",
+    ): (
+        "spaced is one encoding per text sent, keys' then first's: past len(keys) there "
+        "are always as many as first holds, so the strict check can never fire"
+    ),
+    (
+        "haystacks/splice.py",
+        'start = found.start() - (found.start() > 0 and filler.text[found.start() - 1] == " ")',
+        "drop clause 1 of And",
+    ): (
+        "where the last piece starts the text, text[-1] is the piece's own last character, "
+        "never a space (the piece is \\S+ up to the end): the clause dropped is always true there"
+    ),
+    (
+        "haystacks/splice.py",
+        'start = found.start() - (found.start() > 0 and filler.text[found.start() - 1] == " ")',
+        "Gt -> GtE",
+    ): (
+        "the one start it adds, 0, reads text[-1]: the piece's own last character, never a "
+        "space (the piece is \\S+ up to the end), so the answer is False as before"
+    ),
+    ("haystacks/fillers.py", "space = np.zeros(len(self.text) + 1, dtype=bool)", "1 -> 2"): (
+        "a longer mask of spaces: it is read only at a token's start minus one, at most the "
+        "text's last character, so the extra element is never read"
+    ),
+    ("haystacks/audit.py", "if not question_words or not needle_words:", "drop clause 1 of Or"): (
+        "with no question word nothing is asked: the needle words are encoded and none can "
+        "begin with a question's, so the loop raises nothing, as the skip did"
+    ),
+    ("haystacks/chunking.py", "open_stop = 0", "0 -> 1"): (
+        "read only while a chunk is open, and every opening sets it (open_start, open_stop = "
+        "start, stop): the first value is never read"
+    ),
+    (
+        "haystacks/builder.py",
+        "needles_of = dict(zip(texts, needle_encodings, strict=True))",
+        "True -> False",
+    ): "needle_encodings is encode_batch of list(texts.values()): one per text, always",
+    (
+        "haystacks/tokens.py",
+        "index = bisect_right(self._spans, (char_pos, 1 << 62)) - 1",
+        "1 -> 2 [2/2]",
+    ): (
+        "the probe's second item only has to exceed every span's end so that a span starting "
+        "at char_pos sorts before it; 1 << 62 and 2 << 62 both exceed any text's length, so "
+        "bisect_right finds the same index (the [1/2] twin, the `- 1`, is killable)"
+    ),
+    (
+        "haystacks/tokens.py",
+        "index = bisect_right(self._spans, (char_pos, 1 << 62)) - 1",
+        "62 -> 63",
+    ): (
+        "1 << 63 exceeds every span's end as 1 << 62 does (Python ints do not overflow), so "
+        "a span starting at char_pos still sorts before the probe and the index is the same"
+    ),
+}
