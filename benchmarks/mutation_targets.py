@@ -41,6 +41,9 @@ TARGETS: dict[str, list[str]] = {
     # cache policy
     "config/cache_policy.py": [
         "tests/config/test_cache_policy.py",
+        # a link among the cache's own entries refused, any other left alone
+        "tests/results/test_cache_links.py::test_a_link_anywhere_the_cache_writes_is_refused_before_work",
+        "tests/results/test_cache_links.py::test_the_cache_root_itself_may_be_a_link_and_other_files_are_not_its_business",
         "tests/plugin/test_session_settings.py",
     ],
     # naming: the one label -> file name rule
@@ -84,6 +87,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/results/test_results.py",
     ],
     "results/score_checks.py": [
+        "tests/results/test_strict_reading.py",  # each score out of range, named by its path
         "tests/results/test_results_reading.py",
         "tests/results/test_results.py",
     ],

@@ -114,6 +114,17 @@ def test_points_hold_value_and_interval(measured):
     assert ratio.value == measured.row("onehop", 256).comparative_ratio
 
 
+@pytest.mark.parametrize(
+    ("low", "high", "has"),
+    [(0.7, 0.9, True), (math.nan, 0.9, False), (0.7, math.nan, False), (-math.inf, 0.9, False)],
+)
+def test_a_point_has_an_interval_only_where_both_ends_are_known(low, high, has):
+    from pytest_niah.results.history_series import Point
+
+    assert Point(0.8, low, high).has_interval is has
+    assert Point(0.8).has_interval is False
+
+
 def test_a_length_a_run_did_not_measure_has_no_point(measured):
     short = dataclasses.replace(
         measured, tables=tuple(t for t in measured.tables if t.length == 128)
