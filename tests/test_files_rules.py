@@ -217,3 +217,15 @@ def test_a_name_of_exactly_255_bytes_is_usable_one_more_is_named(tmp_path: Path)
         f"the name {'a' * 40}... is longer than 255 bytes"
     )
     assert "longer than 255" in output_problem(tmp_path / ("é" * 128))  # 256 bytes in UTF-8
+
+
+@pytest.mark.parametrize("kind", ["device", "pipe"])
+def test_a_device_or_a_pipe_is_refused_as_not_a_regular_file(tmp_path: Path, kind: str):
+    """Refused for what it is, before a byte is read: /dev/zero would pass the size check
+    only by filling the limit, and a pipe with no writer reads as empty."""
+    path = Path("/dev/zero")
+    if kind == "pipe":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)
+    with pytest.raises(ReadRefused, match="not a regular file"):
+        read_bounded(path, 64, "run file")
