@@ -228,6 +228,15 @@ def test_a_group_giving_only_controls_need_not_fit_its_needles(shared_corpus, wo
         builder.block(group, 8, 2, kinds, orders)
 
 
+@pytest.mark.parametrize(("cpus", "threads"), [(16, 4), (2, 2), (1, 1), (None, 1)])
+def test_blocks_are_built_on_a_thread_per_core_up_to_four(
+    shared_corpus, word_tokenizer, monkeypatch, cpus, threads
+):
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    builder = HaystackBuilder(shared_corpus, builtin_needle_set(), word_tokenizer, 7)
+    assert builder.threads == threads
+
+
 def test_corpus_too_small_for_longest_length(tiny_corpus, word_tokenizer):
     with pytest.raises(HaystackError, match=r"too little for haystacks of 100,000 tokens"):
         build(tiny_corpus, word_tokenizer, lengths=(100_000,))
