@@ -116,6 +116,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the one error of type schema_version is raised by the schema_version field's own "
         "validator (results_schema._version), so its location always ends in schema_version"
     ),
+    ("config/parsers.py", "if isinstance(value, bool):", "delete if"): (
+        "a bool then goes through str(): True reads as 'true' and False as 'false', which "
+        "_TRUE and _FALSE hold, so the answer is the bool itself"
+    ),
+    ("experiment/results_cache.py", "if not path.is_file():", "delete if"): (
+        "NiahResults.load of a missing path or a folder raises ResultsError, a NiahError, "
+        "which the next lines answer with None, as the skipped check did"
+    ),
     ("embed/server_report.py", "if body is None:", "delete if"): (
         "without it a missing listing takes the next lines with no entries: served is set "
         "to [], the value it already holds (each client has one report, whose listing is "
