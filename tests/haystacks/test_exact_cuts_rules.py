@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from pytest_niah.errors import HaystackError
 from pytest_niah.haystacks.exact_cuts import ExactCuts
 from pytest_niah.haystacks.fillers import Stream
+from pytest_niah.haystacks.splice import SplicedEncoding
 
 SENTENCES = ["one two three.", "four five six.", "seven eight nine.", "ten eleven twelve."]
 
@@ -162,21 +164,10 @@ def test_a_cut_that_never_gives_the_length_gives_up_after_a_fixed_budget():
     assert tokenizer.calls == 6 + 32 + 48
 
 
-class _Spans:
-    """An encoding from its tokens' character spans (ids: the spans' starts)."""
-
-    def __init__(self, spans):
-        self.offsets = spans
-        self.ids = [start for start, _ in spans]
-
-    def __len__(self):
-        return len(self.offsets)
-
-    def token_to_chars(self, token):
-        return self.offsets[token] if 0 <= token < len(self.offsets) else None
-
-    def char_to_token(self, char):
-        return next((i for i, (a, b) in enumerate(self.offsets) if a <= char < b), None)
+def _spans(spans):
+    """An encoding of these tokens' character spans (ids: the spans' starts)."""
+    starts, ends = (np.array(column, dtype=np.int64) for column in zip(*spans, strict=True))
+    return SplicedEncoding(starts.copy(), starts, ends)
 
 
 class _ResegmentingPrefix:
@@ -193,7 +184,7 @@ class _ResegmentingPrefix:
                 elif word:
                     spans.append((start, start + len(word)))
                 start += len(word) + 1
-            out.append(_Spans(spans))
+            out.append(_spans(spans))
         return out
 
 
