@@ -138,12 +138,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 # Test files that run pytest-niah end to end: a real server, a fresh interpreter, a killed
-# process, a docs page's or a workflow's commands, a wheel built; with every pytester plugin
-# run, they are the `integration` tier (-m "not slow and not integration": the developer loop).
+# process, a docs page's or a workflow's commands, a wheel built, whole runs of a real model;
+# with every pytester plugin run and every test marked `integration` in its file (a whole
+# report written, a whole run), they are the `integration` tier (-m "not slow and not
+# integration": the developer loop).
 ROOT = Path(__file__).resolve().parents[1]
 END_TO_END = (
     "tests/audit/",
     "tests/cli/test_cli.py",
+    "tests/cli/test_cli_compare.py",
+    "tests/embed/test_reused_run_line.py",
+    "tests/report/test_effective_length_wording.py",
+    "tests/report/test_report_history.py",
+    "tests/test_shards.py",
     "tests/embed/test_store_interrupt.py",
     "tests/results/test_storage_kills.py",
     "tests/docs/test_docs_commands.py",

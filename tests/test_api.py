@@ -73,6 +73,7 @@ def test_progress_can_be_turned_off(shared_corpus_dir, capfd, off):
     assert "pytest-niah" not in capfd.readouterr().err
 
 
+@pytest.mark.integration
 def test_compare_and_write_report_from_the_top_level(shared_corpus_dir, tmp_path):
     assert "compare" in pytest_niah.__all__ and "write_report" in pytest_niah.__all__
     results = run_experiment(tiny(shared_corpus_dir), progress=False)

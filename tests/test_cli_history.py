@@ -344,6 +344,7 @@ def test_default_storage_is_found_from_a_subfolder(measured, tmp_path, monkeypat
     assert "3 runs" in out
 
 
+@pytest.mark.integration
 def test_the_command_runs_as_a_program(store):
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
     done = subprocess.run(

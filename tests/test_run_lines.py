@@ -12,6 +12,8 @@ import dataclasses
 import io
 from pathlib import Path
 
+import pytest
+
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.experiment import RunReport, run_experiment
 from pytest_niah.progress import ConsoleProgress
@@ -38,6 +40,7 @@ def run(config: NiahConfig, cache: Path, progress: object = False) -> tuple[obje
     return results, report
 
 
+@pytest.mark.integration
 def test_transport_options_key_no_results(tmp_path: Path):
     # Found (#43): --niah-remote-timeout and --niah-remote-concurrency were part of the
     # results key: an identical run with another timeout embedded everything again.
@@ -52,6 +55,7 @@ def test_transport_options_key_no_results(tmp_path: Path):
     assert not report.reused  # a real option still keys them
 
 
+@pytest.mark.integration
 def test_the_api_says_what_a_reused_run_checked_and_embedded(tmp_path: Path, capsys):
     # Found (#43): the API's reuse line named the file only, and said nothing of what was
     # embedded; the embedding's own end line says it for a run that embeds.
@@ -80,6 +84,7 @@ def test_a_bar_still_ends_with_what_the_phase_did():
     )
 
 
+@pytest.mark.integration
 def test_a_window_not_measured_says_why_on_its_title(tmp_path: Path):
     # Found (#43): the title said "(declared; not measured)" and the reason was only in the
     # JSON (window_probe.note).

@@ -93,6 +93,7 @@ def test_a_device_that_is_not_one_is_a_config_error(bad):
         resolve_placement(bad, "auto")
 
 
+@pytest.mark.integration
 def test_the_driver_probe_agrees_with_torch_in_a_fresh_process():
     """Without torch loaded, the count comes from libcuda (or the torch build) alone."""
     code = (

@@ -288,6 +288,7 @@ def test_identity_is_canonical_json_and_reports_differences():
     assert one.differences(ModelIdentity.of({"a": "s", "b": 3})) == ["b"]
 
 
+@pytest.mark.integration
 def test_identity_of_a_packaged_model_does_not_import_torch():
     code = (
         "import sys\n"

@@ -48,6 +48,7 @@ def test_a_response_slower_than_the_timeout_is_retried(server):
     assert server.stats.requests >= 2
 
 
+@pytest.mark.integration
 def test_a_grid_through_a_faulty_server_gives_the_clean_runs_table(
     server, st_model, minilm_folder, monkeypatch
 ):

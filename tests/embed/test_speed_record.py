@@ -156,6 +156,7 @@ def served() -> Iterator[EmbeddingServer]:
     server.stop()
 
 
+@pytest.mark.integration
 def test_a_served_model_records_request_latency_p50_and_p95(served, tmp_path, monkeypatch):
     for name in ("no_proxy", "NO_PROXY"):
         monkeypatch.setenv(name, "127.0.0.1,localhost")

@@ -141,6 +141,7 @@ def test_packaged_static_reads_every_token(static: SentenceTransformerEmbedder):
     assert cosines(ours, theirs).min() >= 0.9999
 
 
+@pytest.mark.integration
 def test_a_static_model_lends_its_tokenizer_and_others_get_a_copy(static, minilm):
     """A static model's own tokenizer never truncates (the engine switched that off) and no
     wrapper re-configures it, so haystacks read it as it is; MiniLM's is copied."""
@@ -188,6 +189,7 @@ def saved_static(request, tmp_path_factory) -> SentenceTransformerEmbedder:
     return embedder(str(folder))
 
 
+@pytest.mark.integration
 def test_a_saved_static_model_reads_what_its_tokenizer_keeps(saved_static):
     assert saved_static.windows == Windows(512, 512)
     long = LONG[1]

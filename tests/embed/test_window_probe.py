@@ -9,6 +9,7 @@ silently is caught at the token where it cuts.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections.abc import Iterator
@@ -35,6 +36,12 @@ from pytest_niah.haystacks.tokens import WordTokenizer
 from pytest_niah.inputs.books import Book, Corpus
 
 DIM = 24
+
+
+@functools.cache
+def token_vector(token: int) -> np.ndarray:
+    """One fixed vector per token id (a generator per call was most of a long probe's time)."""
+    return np.random.default_rng(token % 2**32).standard_normal(DIM)
 
 
 class Reader:
@@ -77,7 +84,7 @@ class Reader:
             row = np.zeros(DIM)
             if not self.constant:
                 for token in ids:
-                    row += np.random.default_rng(int(token) % 2**32).standard_normal(DIM)
+                    row += token_vector(int(token))
             else:
                 row += 1.0
             if self.noise:

@@ -195,6 +195,7 @@ def test_a_damaged_packaged_book_is_refused(damaged_data: Path, damage: str) -> 
 # --------------------------------------------------------------------------- the same results
 
 
+@pytest.mark.integration
 def test_a_run_gives_the_same_results_on_the_packaged_books_and_a_folder_of_them(
     shared_corpus_dir: Path, tmp_path: Path
 ) -> None:

@@ -149,6 +149,7 @@ def test_html_columns_match_the_terminal_table(results: NiahResults) -> None:
     assert [re.split(r"\s{2,}", line.strip()) for line in terminal[1:]] == body
 
 
+@pytest.mark.integration
 def test_report_is_byte_identical_for_the_same_input(
     report: dict[str, Path], results: NiahResults, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -166,6 +167,7 @@ def test_figure_bytes_are_deterministic(results: NiahResults) -> None:
 # -- comparison -------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_comparison_writes_one_results_file_per_model(
     comparison: dict[str, Path], results: NiahResults, other: NiahResults, frozen
 ) -> None:
@@ -177,6 +179,7 @@ def test_comparison_writes_one_results_file_per_model(
     assert "results.json" not in comparison
 
 
+@pytest.mark.integration
 def test_comparison_draws_both_models(comparison: dict[str, Path], report: dict[str, Path]) -> None:
     html = html_of(comparison)
     for label in ("alpha-model", "beta-model"):
@@ -188,6 +191,7 @@ def test_comparison_draws_both_models(comparison: dict[str, Path], report: dict[
     assert set(images(html)).isdisjoint(images(html_of(report)))
 
 
+@pytest.mark.integration
 def test_comparison_csv_has_every_case_of_both_models(
     comparison: dict[str, Path], results: NiahResults, other: NiahResults
 ) -> None:
@@ -306,6 +310,7 @@ def test_cases_csv_keeps_full_float_precision(results: NiahResults) -> None:
 # -- GitHub step summary ----------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_step_summary_is_appended(
     results: NiahResults, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -317,6 +322,7 @@ def test_step_summary_is_appended(
     assert step_summary.read_text(encoding="utf-8") == "## earlier step\nkept\n" + summary
 
 
+@pytest.mark.integration
 def test_report_writes_only_the_files_it_returns(
     results: NiahResults, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

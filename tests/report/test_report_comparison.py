@@ -226,6 +226,7 @@ def test_summary_md_holds_the_comparison(written: dict[str, Path]) -> None:
 # -- GitHub step summary ------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_write_report_appends_the_comparison_to_the_step_summary(
     worse: NiahResults,
     compared: ReportComparison,
@@ -239,6 +240,7 @@ def test_write_report_appends_the_comparison_to_the_step_summary(
     assert "## Comparison: lexical:tfidf versus base.json" in step.read_text(encoding="utf-8")
 
 
+@pytest.mark.integration
 def test_write_report_can_leave_the_step_summary_to_the_caller(
     results: NiahResults, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -271,6 +273,7 @@ def test_step_summary_path_reads_the_given_environment(tmp_path: Path) -> None:
     assert step_summary_path({"GITHUB_STEP_SUMMARY": ""}) is None
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", ["folder", "missing-folder"])
 def test_an_unusable_step_summary_is_an_output_error(
     results: NiahResults, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
@@ -289,6 +292,7 @@ def test_an_unusable_step_summary_is_an_output_error(
     assert (tmp_path / "out" / "summary.md").is_file()
 
 
+@pytest.mark.integration
 def test_an_unwritable_report_folder_is_an_output_error(
     results: NiahResults, tmp_path: Path
 ) -> None:

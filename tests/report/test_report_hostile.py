@@ -190,6 +190,7 @@ def test_cases_csv_keeps_negative_numbers_as_numbers(results: NiahResults) -> No
 # -- all outputs together -----------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_written_report_escapes_every_output(
     results: NiahResults, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -207,6 +208,7 @@ def test_written_report_escapes_every_output(
     assert all(path.parent == tmp_path / "out" for path in written.values())
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("label", ["$\\foo$ and $x_1$", "a\udcffb", "_underscore"])
 def test_labels_that_trouble_matplotlib_still_give_a_report(
     results: NiahResults, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, label: str

@@ -44,6 +44,7 @@ def write(results: list[NiahResults], out: Path, **kwargs) -> dict[str, Path]:
         return write_report(results, out, **kwargs)
 
 
+@pytest.mark.integration
 def test_the_report_draws_speed_only_where_it_was_measured(results, tmp_path):
     fast = dataclasses.replace(results, speed=record(50_000.0, 40_000.0))
     assert speed_png(write([fast], tmp_path / "a")) is not None
@@ -53,6 +54,7 @@ def test_the_report_draws_speed_only_where_it_was_measured(results, tmp_path):
     assert speed_png(write([dataclasses.replace(results, speed=cached)], tmp_path / "c")) is None
 
 
+@pytest.mark.integration
 def test_a_loaded_baseline_is_drawn_beside_this_run(results, tmp_path):
     current = dataclasses.replace(results, speed=record(50_000.0, 40_000.0))
     comparison = compare_results(current, results, n_resamples=0, seed=0)
@@ -97,6 +99,7 @@ def test_the_summary_line_and_markdown_table_show_tokens_per_second(results):
     assert table[-1] == "Request latency p50 0.020 s, p95 0.200 s (3 requests)."
 
 
+@pytest.mark.integration
 def test_summary_md_has_a_speed_section(results, tmp_path):
     fast = dataclasses.replace(results, speed=record(50_000.0, 40_000.0))
     summary = write([fast], tmp_path / "a")["summary.md"].read_text(encoding="utf-8")
