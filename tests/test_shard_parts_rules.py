@@ -200,6 +200,10 @@ def test_an_empty_shard_is_a_usage_error_saying_no_value(value):
         {"shard": "1/1", "config": {}, "layout": {"plan": {"tokens": {}}}},  # not a pair
         {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}},  # no batches
         {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}, "batches": [["0"]]},
+        # A batch that is no list, though nothing in it is a non-integer (mutation sweep,
+        # shard_parts.py:188, the list check dropped).
+        {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}, "batches": [{}]},
+        {"shard": [1, 1], "config": {}, "layout": {"plan": {"tokens": {}}}, "batches": [""]},
     ],
 )
 def test_a_manifest_missing_what_a_part_needs_is_named_damaged(tmp_path: Path, manifest):

@@ -23,6 +23,7 @@ from pytest_niah.config.parsers import (
     named,
     parse_bool,
     parse_devices,
+    parse_env_name,
     parse_json_object,
 )
 from pytest_niah.config.vocabulary import ARMS, METRIC_ALIASES, ORDERS
@@ -288,3 +289,16 @@ def test_bad_allowances_say_what_is_wrong(text, problem):
         parse_allowances(text)
     assert problem in info.value.problem
     assert info.value.hint
+
+
+@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "_key", "k1"])
+def test_an_environment_variable_name_is_read_as_given(name):
+    assert parse_env_name(f" {name} ") == name
+
+
+@pytest.mark.parametrize("value", ["sk-proj-abc123", "1KEY", "MY KEY"])
+def test_anything_else_is_refused_without_repeating_it(value):
+    # Found (mutation sweep, parsers.py:128 the `not` dropped): names and keys swapped.
+    with pytest.raises(ConfigError) as info:
+        parse_env_name(value)
+    assert value not in f"{info.value.problem} {info.value.hint}"
