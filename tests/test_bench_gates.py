@@ -145,7 +145,6 @@ def test_the_docs_table_is_generated_from_the_committed_json():
     assert f"lengths {settings['lengths']}, {settings['positions']} positions" in block
 
 
-
 def test_without_docs_the_block_is_printed_and_no_page_is_read(capsys, monkeypatch, tmp_path):
     # Found (mutation sweep, gates_report.py:248 the no-docs branch deleted): the block
     # is printed for a reader to paste, and no --docs page is needed for that.
