@@ -79,10 +79,14 @@ def url_secret(address: str, key: str = "") -> str | None:
 
 
 def _decoded_views(text: str) -> list[str]:
-    """``text`` as given and with percent-encoding undone (twice, for a doubly encoded key)."""
+    """``text`` as given and with percent-encoding undone until nothing changes.
+
+    A key encoded twice or more is still the key. Each pass shortens the text or turns a
+    ``+`` into a space, so the loop ends.
+    """
     views = [text]
-    for _ in range(2):
-        views += [unquote(views[-1]), unquote_plus(views[-1])]
+    while (decoded := unquote_plus(views[-1])) != views[-1]:
+        views += [unquote(views[-1]), decoded]
     return list(dict.fromkeys(views))
 
 

@@ -173,3 +173,18 @@ def test_base64_echoed_without_its_padding_is_still_decoded(key):
     # its length; here the key upper-cased, so only decoding finds it.
     echoed = base64.b64encode(key.upper().encode()).decode().rstrip("=")
     assert redact(f"echo {echoed} done", key) == WITHHELD
+
+
+@pytest.mark.parametrize("times", [1, 2, 3, 5])
+def test_a_key_percent_encoded_any_number_of_times_is_found_in_an_address(times):
+    # Found (fresh mutation draw 1863714026, secrets.py:84 `2 -> 3`): the decoding stopped
+    # after two passes, so a key encoded three times in an address went unseen.
+    from urllib.parse import quote
+
+    key = "sk-live/Ab+12:xyz"
+    encoded = key
+    for _ in range(times):
+        encoded = quote(encoded, safe="")
+    assert url_secret(f"openai+http://h:1/v1?x={encoded}#m", key) == "the API key itself"
+    excerpted = excerpt(f"server said: {encoded}", key, 200)
+    assert encoded not in excerpted
