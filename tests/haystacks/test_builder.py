@@ -242,6 +242,20 @@ def test_corpus_too_small_for_longest_length(tiny_corpus, word_tokenizer):
         build(tiny_corpus, word_tokenizer, lengths=(100_000,))
 
 
+def test_the_corpus_must_hold_eight_characters_per_token_of_the_longest_haystack(
+    tiny_corpus, word_tokenizer
+):
+    # Found (fresh mutation draw 1863714026, builder.py:96 `4 -> 5`): the bound is twice
+    # the longest haystack at 4 characters a token, no more: the longest length a corpus
+    # holds passes, and one token more fails.
+    builder = HaystackBuilder(tiny_corpus, builtin_needle_set(), word_tokenizer, 7)
+    chars = sum(len(s) for book in builder._draw.books for s in book)
+    longest = chars // 8
+    builder.check_corpus_size(longest)
+    with pytest.raises(HaystackError, match=f"too little for haystacks of {longest + 1:,}"):
+        builder.check_corpus_size(longest + 1)
+
+
 def test_sentence_counts_persist_per_tokenizer_and_corpus(shared_corpus, word_tokenizer, tmp_path):
     _, first = build(shared_corpus, word_tokenizer, cache_dir=tmp_path)
     files = list((tmp_path / "sentence-counts").glob("*.npz"))
