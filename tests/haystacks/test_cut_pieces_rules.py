@@ -8,7 +8,7 @@ import pytest
 
 from pytest_niah.haystacks.fillers import Filler, PrefixEncoding
 from pytest_niah.haystacks.placement import Placement
-from pytest_niah.haystacks.splice import SplicedEncoding, spliced, tails_match
+from pytest_niah.haystacks.splice import SplicedEncoding, first_word, spliced, tails_match
 
 
 def _filler(text, encoding):
@@ -91,3 +91,12 @@ def test_a_needle_put_first_takes_the_first_words_tokens_after_a_space():
     assert result.offsets == [(0, 1), (2, 7), (8, 11)]
     (later,) = _spliced_at(1, [0, 0, 6], [0, 5, 9], head=head)
     assert later is None  # a needle after the first word leaves it as it is: 4 tokens
+
+
+@pytest.mark.parametrize(
+    ("text", "word"), [("brook ran on", "brook"), ("brook", "brook"), (" brook ran", "")]
+)
+def test_a_fillers_first_word_ends_at_its_first_space(text, word):
+    # Found (fresh mutation draw 1863714026, splice.py:86 `0 -> 1`): a text starting with
+    # a space has an empty first word, not the whole text.
+    assert first_word(text) == word
