@@ -6,6 +6,14 @@ Keyed as there: (module, the line's source stripped, the mutant's description).
 from __future__ import annotations
 
 HAYSTACKS: dict[tuple[str, str, str], str] = {
+    (
+        "haystacks/grid.py",
+        'return f"d{round(share)}" if positions <= 101 else f"d{share:.1f}".removesuffix(".0")',
+        "LtE -> Lt",
+    ): (
+        "at exactly 101 positions every depth is a whole percent (100 * p / 100 = p), so the "
+        "one-decimal spelling with '.0' removed gives the same d0..d100 as round()"
+    ),
     ("haystacks/tokens.py", "@lru_cache(maxsize=1 << 16)", "1 -> 2"): (
         "the size of a memo of a pure function: a larger one returns the same ids"
     ),

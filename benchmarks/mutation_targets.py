@@ -280,6 +280,7 @@ TARGETS: dict[str, list[str]] = {
     "plugin/setting_checks.py": [
         "tests/plugin/test_lexical_only_rules.py",  # options no model of the run reads
         "tests/plugin/test_threshold_lengths_rules.py",
+        "tests/plugin/test_speed_gate.py::test_the_gate_without_speed_is_a_usage_error",
         "tests/plugin/test_option_shard.py::test_inconsistent_shard_options_are_usage_errors",
         "tests/plugin/test_option_shard.py::test_several_problems_are_reported_together_before_any_work",
         "tests/plugin/test_option_save.py::test_saving_a_name_again_needs_save_overwrite",

@@ -100,3 +100,19 @@ def test_few_texts_are_counted_one_by_one_as_the_batch_counts_them(minilm_tokeni
     batched = minilm_tokenizer.count_batch(texts * 10)  # past the one-by-one threshold
     assert one_by_one * 10 == batched
     assert one_by_one == [len(e) for e in minilm_tokenizer.encode_batch(texts)]
+
+
+def test_counts_all_read_from_the_cache_write_nothing_on_save(word_tokenizer, tmp_path):
+    # Found (fresh mutation draw 1863714026, sentence_counts.py:77 the `not self._dirty`
+    # clause dropped): a run whose counts were all cached rewrote the file on every save.
+    books = [["One two three.", "Four five."], ["Six."]]
+    path = tmp_path / "counts.npz"
+    first = SentenceCounts(books, word_tokenizer, path)
+    counted = first.get(0, 0, 2) + first.get(1, 0, 1)
+    first.save()
+    before = path.stat()
+    again = SentenceCounts(books, word_tokenizer, path)
+    assert again.get(0, 0, 2) + again.get(1, 0, 1) == counted
+    again.save()
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)

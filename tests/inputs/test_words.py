@@ -245,3 +245,17 @@ def test_words_are_fixed_points_of_folding(text):
     # Folding twice changes nothing: a word found in folded text is already compared form.
     for word in words_of(text):
         assert fold(word) == word
+
+
+def test_the_hidden_characters_of_a_text_are_named_once_each_in_order():
+    # Found (fresh mutation draw 1863714026, words.py:153 `return None`): the list that
+    # names what the model's reading drops was never checked by the module's tests.
+    from pytest_niah.inputs.words import hidden_characters
+
+    text = "tea\u200bpot\u00ade\u0301\u200b"
+    assert hidden_characters(text) == [
+        "U+200B ZERO WIDTH SPACE",
+        "U+00AD SOFT HYPHEN",
+        "U+0301 COMBINING ACUTE ACCENT",
+    ]
+    assert hidden_characters("plain tea") == []
