@@ -403,3 +403,18 @@ def shared_corpus() -> Corpus:
 @pytest.fixture(scope="session")
 def tiny_corpus(fixtures_dir: Path) -> Corpus:
     return load_folder(fixtures_dir / "corpus" / "tiny")
+
+
+@pytest.fixture(scope="session")
+def one_group_config(shared_corpus_dir: Path) -> Any:
+    """The smallest lexical run: one needle group, 64 tokens, one position, one arm."""
+    from pytest_niah.config.niah import NiahConfig
+
+    return NiahConfig(
+        model="lexical:tfidf",
+        corpus=str(shared_corpus_dir),
+        groups=("dietary-01",),
+        lengths=(64,),
+        positions=1,
+        arms=("onehop",),
+    )

@@ -13,7 +13,7 @@ from pathlib import Path
 import niah_synthetic as synthetic
 import pytest
 
-from pytest_niah import NiahConfig, run_experiment
+from pytest_niah import run_experiment
 from pytest_niah.config.cache_policy import OWN_ENTRIES, RESULTS_FOLDER, CachePolicy
 from pytest_niah.config.paths import CACHE_FILE
 from pytest_niah.config.vocabulary import GUTENBERG
@@ -88,19 +88,11 @@ def test_the_cache_root_itself_may_be_a_link_and_other_files_are_not_its_busines
     CachePolicy(tmp_path / "missing").check_links()
 
 
-def test_a_run_refuses_a_planted_link_before_any_work(tmp_path, shared_corpus_dir):
+def test_a_run_refuses_a_planted_link_before_any_work(tmp_path, one_group_config):
     root = tmp_path / "cache"
     precious = plant(root, f"{REGISTRY_FOLDER}/abc.json", tmp_path)
-    config = NiahConfig(
-        model="lexical:tfidf",
-        corpus=str(shared_corpus_dir),
-        groups=("dietary-01",),
-        lengths=(64,),
-        positions=1,
-        arms=("onehop",),
-    )
     with pytest.raises(NiahError, match="symbolic link inside the cache folder"):
-        run_experiment(config, cache_dir=root, progress=False)
+        run_experiment(one_group_config, cache_dir=root, progress=False)
     assert precious.read_bytes() == PRECIOUS
     assert not (root / RESULTS_FOLDER).exists()
 

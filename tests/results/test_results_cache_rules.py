@@ -27,21 +27,14 @@ def test_a_cache_that_cannot_store_the_results_warns_and_the_run_goes_on(tmp_pat
 
 
 def test_results_under_the_key_are_reused_only_for_the_same_config_and_the_same_model(
-    shared_corpus_dir: Path, tmp_path: Path
+    one_group_config, tmp_path: Path
 ):
     # Found (mutation sweep, results_cache.py:49 `or` -> `and`): results of another model
     # with this run's config, left under this key, were taken for this run's.
-    from pytest_niah import NiahConfig, run_experiment
+    from pytest_niah import run_experiment
     from pytest_niah.experiment.results_cache import cached_results
 
-    config = NiahConfig(
-        model="lexical:tfidf",
-        corpus=str(shared_corpus_dir),
-        groups=("dietary-01",),
-        lengths=(64,),
-        positions=1,
-        arms=("onehop",),
-    )
+    config = one_group_config
     results = run_experiment(config, use_cache=False, progress=False)
     path = tmp_path / "key.json"
     results.save(path, inside=tmp_path)
