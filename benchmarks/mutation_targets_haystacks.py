@@ -14,6 +14,7 @@ SPLICE_FAST = [
     f"{SPLICE}::test_a_tokenizer_without_the_property_is_never_spliced",
     f"{SPLICE}::test_a_needle_slot_between_a_lone_word_marker_and_its_word_is_built_from_text",
     f"{SPLICE}::test_a_needle_junction_the_tokenizer_reads_across_is_built_from_text",
+    f"{SPLICE}::test_a_junction_read_across_at_a_needles_end_only_is_built_from_text",
 ]
 TOKENS = "tests/haystacks/test_builder_tokens.py"
 TOKENS_FAST = [

@@ -133,6 +133,31 @@ def test_a_needle_junction_the_tokenizer_reads_across_is_built_from_text(
         assert list(carried.ids) == truth.ids, haystack.id
 
 
+def test_a_junction_read_across_at_a_needles_end_only_is_built_from_text(
+    shared_corpus, minilm_tokenizer, tmp_path
+):
+    """An added token ("day. the") that only a needle's last word and the filler's next word
+    make: the needle's start and the fillers read as they did alone, its end does not, and
+    the check at the end sends that block to text. Found (fresh mutation draw 1863714026,
+    assembly.py:163 `Add -> Sub`): the end edge checked at the start minus the needle's
+    length let a 512-token haystack carry ids that were not its text's."""
+    from standins import with_added
+    from test_hostile_needles import needle_set
+    from tokenizers import AddedToken
+
+    tokenizer = with_added(minilm_tokenizer, AddedToken("day. the", special=False))
+    tokenizer.__dict__["splices_needles"] = True  # as if the property had missed it
+    needles = needle_set(tmp_path, "", "", "")  # each needle ends "... every day."
+    builder = HaystackBuilder(shared_corpus, needles, tokenizer, 7, splice=True)
+    blocks = builder.blocks(needles.groups, (256, 512), 10, ("onehop",), ("default",))
+    haystacks = [(h, e) for b in blocks for h, e in zip(b.haystacks, b.encodings, strict=True)]
+    assert any("day. the" in h.text.lower() for h, _ in haystacks)
+    own = tokenizer.encode_batch([h.text for h, _ in haystacks])
+    for (haystack, carried), truth in zip(haystacks, own, strict=True):
+        assert list(carried.ids) == truth.ids, haystack.id
+    assert any(isinstance(e, SplicedEncoding) for _, e in haystacks)  # the rest spliced
+
+
 def test_a_needle_put_first_is_spliced_with_its_fillers_first_word_read_after_a_space(
     shared_corpus, gpt2_tokenizer
 ):
