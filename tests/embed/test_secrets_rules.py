@@ -188,3 +188,15 @@ def test_a_key_percent_encoded_any_number_of_times_is_found_in_an_address(times)
     assert url_secret(f"openai+http://h:1/v1?x={encoded}#m", key) == "the API key itself"
     excerpted = excerpt(f"server said: {encoded}", key, 200)
     assert encoded not in excerpted
+
+
+def test_a_plus_left_as_it_is_in_an_encoded_key_is_read_as_the_keys_own():
+    # A key's "+" that a client did not encode reads as a space to form decoding, and as
+    # itself to path decoding; the address is read both ways (a mutant that kept only the
+    # form decoding survived the tests above).
+    from urllib.parse import quote
+
+    key = "sk-live/Ab+12:xyz"
+    address = f"openai+http://h:1/v1?x={quote(key, safe='+')}#m"
+    assert "+" in address
+    assert url_secret(address, key) == "the API key itself"
