@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Verbosity, settings
 from standins import STANDIN_FIXTURES, STANDINS
+from token_vectors import token_vector
 
 from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
 from pytest_niah.haystacks.tokens import WordTokenizer
@@ -361,7 +362,6 @@ class HashingEmbedder:
             {"kind": "test", "name": name}, {"window": window, "dim": dim}
         )
         self.calls = 0
-        self._vectors: dict[int, object] = {}
 
     @property
     def windows(self):
@@ -369,19 +369,14 @@ class HashingEmbedder:
 
         return Windows(None, self.window)
 
-    def _vector(self, token: int):
-        import numpy as np
-
-        if token not in self._vectors:
-            rng = np.random.default_rng(int(token) % (2**32))
-            self._vectors[token] = rng.standard_normal(self.dim)
-        return self._vectors[token]
-
     def encode(self, inputs):
         import numpy as np
 
         self.calls += 1
-        rows = [sum((self._vector(t) for t in item.ids), np.zeros(self.dim)) for item in inputs]
+        rows = [
+            sum((token_vector(int(t), self.dim) for t in item.ids), np.zeros(self.dim))
+            for item in inputs
+        ]
         return np.asarray(rows, dtype=np.float32)
 
     def close(self) -> None:

@@ -9,7 +9,6 @@ silently is caught at the token where it cuts.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 from openai_server import EmbeddingServer, ready
 from standins import STANDIN_FIXTURES
+from token_vectors import token_vector
 
 from pytest_niah.embed.identity import model_identity
 from pytest_niah.embed.lexical import LexicalEmbedder
@@ -36,12 +36,6 @@ from pytest_niah.haystacks.tokens import WordTokenizer
 from pytest_niah.inputs.books import Book, Corpus
 
 DIM = 24
-
-
-@functools.cache
-def token_vector(token: int) -> np.ndarray:
-    """One fixed vector per token id (a generator per call was most of a long probe's time)."""
-    return np.random.default_rng(token % 2**32).standard_normal(DIM)
 
 
 class Reader:
@@ -84,7 +78,7 @@ class Reader:
             row = np.zeros(DIM)
             if not self.constant:
                 for token in ids:
-                    row += token_vector(int(token))
+                    row += token_vector(int(token), DIM)
             else:
                 row += 1.0
             if self.noise:

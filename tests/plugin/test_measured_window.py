@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from token_vectors import token_vector
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.config.paths import CACHE_FILE
@@ -47,19 +48,13 @@ class Reader:
         self.windows = Windows(None, declared)
         self.identity = model_identity({"kind": "test", "name": name}, {"cut": cut})
         self.texts = 0
-        self._vectors: dict[int, np.ndarray] = {}
-
-    def _vector(self, token: int) -> np.ndarray:
-        if token not in self._vectors:
-            self._vectors[token] = np.random.default_rng(token % 2**32).standard_normal(32)
-        return self._vectors[token]
 
     def encode(self, inputs):
         self.texts += len(inputs)
         rows = []
         for item in inputs:
             ids = item.ids if item.kind == "query" or self.cut is None else item.ids[: self.cut]
-            rows.append(sum((self._vector(int(t)) for t in ids), np.zeros(32)))
+            rows.append(sum((token_vector(int(t), 32) for t in ids), np.zeros(32)))
         return np.asarray(rows, dtype=np.float32)
 
     def close(self) -> None:
