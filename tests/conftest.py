@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Verbosity, settings
+from standin_cache import build_key, kept_build
 from standins import STANDIN_FIXTURES, STANDINS
 from token_vectors import token_vector
 
@@ -272,32 +273,51 @@ def tiny_static_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
-def standin_tokenizer_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The stand-ins' tokenizer.json files, trained on the packaged books once per run."""
+def _build_script(name: str) -> Any:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     try:
-        make = importlib.import_module("standin_tokenizers")
+        return importlib.import_module(name)
     finally:
         sys.path.pop(0)
-    built: dict[str, Path] = make.build_tokenizers(tmp_path_factory.mktemp("standins"))
-    return built
 
 
 @pytest.fixture(scope="session")
-def standin_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
-    """A stand-in as a sentence-transformers folder (random weights), built once per run:
+def standins_cache(pytestconfig: pytest.Config) -> Path | None:
+    """Where built stand-ins are kept between runs (``None`` with ``-p no:cacheprovider``)."""
+    cache = getattr(pytestconfig, "cache", None)
+    if cache is None:
+        return None
+    folder: Path = cache.mkdir("pytest-niah-standins") / build_key()
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def standin_tokenizer_files(
+    tmp_path_factory: pytest.TempPathFactory, standins_cache: Path | None
+) -> dict[str, Path]:
+    """The stand-ins' tokenizer.json files, trained on the packaged books once per key."""
+    make = _build_script("standin_tokenizers")
+    folder = kept_build(
+        standins_cache, "tokenizers", make.build_tokenizers, tmp_path_factory.mktemp("standins")
+    )
+    return {name: folder / f"{name}.json" for name in STANDINS}
+
+
+@pytest.fixture(scope="session")
+def standin_model(
+    tmp_path_factory: pytest.TempPathFactory, standins_cache: Path | None
+) -> Callable[[str], Path]:
+    """A stand-in as a sentence-transformers folder (random weights), built once per key:
     ``standin_model("v4")``."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    try:
-        make = importlib.import_module("make_seed_standins")
-    finally:
-        sys.path.pop(0)
+    make = _build_script("make_seed_standins")
     out = tmp_path_factory.mktemp("standin-models")
 
     def built(name: str) -> Path:
-        folder: Path = make.build(out, [name])[name]
-        return folder
+        def build(folder: Path) -> None:
+            make.build(folder, [name])
+
+        return kept_build(standins_cache, f"model-{name}", build, out) / name
 
     return built
 
