@@ -114,29 +114,35 @@ def _share_the_cores_between_workers() -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist worker, the slow tests first (a stable sort: the same order on every worker).
-
-    Also import sentence-transformers (and torch) once, now, when a selected test may need it.
-
-    An import of torch that stops half way (an inner pytester run stopped by ``pytest.exit``,
-    a worker thread's deadlock guard) leaves its C registrations behind while Python forgets
-    the module, and every later import in the process fails ("Only a single TORCH_LIBRARY
-    ..."). Importing it here, in the main thread and before any test, rules that out. A run
-    of pure unit tests (``-k`` on one of them) still starts without it.
-    """
+    """The end-to-end tests marked ``integration``; on an xdist worker, the slow tests first
+    (a stable sort: the same order on every worker)."""
     for item in items:
         if _end_to_end(item):
             item.add_marker(pytest.mark.integration)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Import sentence-transformers (and torch) once, now, when a selected test may need it;
+    then tune Python's collector for the tests.
+
+    An import of torch that stops half way (an inner pytester run stopped by ``pytest.exit``,
+    a worker thread's deadlock guard) leaves its C registrations behind while Python forgets
+    the module, and every later import in the process fails ("Only a single TORCH_LIBRARY
+    ..."). Importing it here, in the main thread and before any test, rules that out. Only
+    the tests left after ``-m`` and ``-k`` count: the developer loop and a run of pure unit
+    tests start without it, and a test that needs it imports it then.
+    """
     if any(
-        "pytester" in getattr(i, "fixturenames", ()) or i.get_closest_marker("slow") for i in items
+        "pytester" in getattr(i, "fixturenames", ()) or i.get_closest_marker("slow")
+        for i in session.items
     ):
         from pytest_niah.embed.gc_pause import collection_paused
 
         with collection_paused():
             import sentence_transformers  # noqa: F401
-        _collect_less_in_a_test_process()
+    _collect_less_in_a_test_process()
 
 
 # Test files that run pytest-niah end to end: a real server, a fresh interpreter, a killed
