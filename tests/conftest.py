@@ -343,12 +343,17 @@ for _name, _fixture in zip(STANDINS, STANDIN_FIXTURES, strict=True):
 
 
 @pytest.fixture(scope="session")
-def static_tokenizer() -> Any:
-    """packaged-static's tokenizer (its large vocabulary: about a second to read)."""
-    from pytest_niah.config.niah import NiahConfig
-    from pytest_niah.embed.loader import load_embedder
+def static_tokenizer() -> HaystackTokenizer:
+    """packaged-static's tokenizer, read from its folder without loading the model (its large
+    vocabulary: about two seconds to read); the same as a run's
+    (tests/embed/test_st_backend.py checks the identity)."""
+    from tokenizers import Tokenizer
 
-    return load_embedder(NiahConfig(model="packaged-static")).tokenizer
+    from pytest_niah.embed.models import packaged_folder
+
+    folder = packaged_folder("packaged-static")
+    assert folder is not None
+    return HaystackTokenizer(Tokenizer.from_file(str(folder / "tokenizer.json")))
 
 
 @pytest.fixture(scope="session")

@@ -153,6 +153,15 @@ def test_a_static_model_lends_its_tokenizer_and_others_get_a_copy(static, minilm
     assert len(cut.tokenizer.encode_batch([LONG[1]])[0].ids) >= 2000
 
 
+@pytest.mark.integration
+def test_the_static_tokenizer_fixture_is_the_one_a_run_reads(static, static_tokenizer):
+    """tests/conftest.py reads packaged-static's tokenizer.json without loading the model:
+    the tokenizer a run builds haystacks with, to the byte, and it reads every token."""
+    assert static_tokenizer.identity == static.tokenizer.identity
+    assert static_tokenizer._tokenizer.to_str() == static.tokenizer._tokenizer.to_str()
+    assert len(static_tokenizer.encode_batch([LONG[1]])[0].ids) >= 2000
+
+
 def test_the_shipped_static_tokenizer_truncates_at_512():
     """...but its tokenizer cuts at 512: the engine must switch that off, not trust ``inf``."""
     from pytest_niah.embed.st_loading import static_embedding_class
