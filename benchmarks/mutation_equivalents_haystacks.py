@@ -102,4 +102,13 @@ HAYSTACKS: dict[tuple[str, str, str], str] = {
         "stored is built with one entry per book of self._counts (range(len(self._counts))): "
         "the two always have the same length, so the strict check can never fire"
     ),
+    (
+        "haystacks/splice.py",
+        'low = text.rfind(" ", 0, max(low, 0))',
+        "0 -> 1 [2/2]",
+    ): (
+        "low enters the search at 1 or more (the loop stops once it reaches 0) except on an "
+        "edge at 0, where max(0, 1) searches text[0:1]: a space found there gives 0, as the "
+        "empty search's -1 is made 0, so the window is the same"
+    ),
 }

@@ -46,6 +46,17 @@ def test_a_sentence_longer_than_a_chunk_is_cut():
     assert chunk_bounds(text, spans, 4) == [(0, 3), (3, 7), (7, 11), (11, 14), (14, 17)]
 
 
+def test_a_sentence_with_no_tokens_after_a_cut_one_makes_no_empty_chunk():
+    """The last sentence starts past the last token (its characters read as nothing, or the
+    tokens stop before it): after a cut sentence, no chunk of zero tokens follows."""
+    # Found (mutation seed 1016273348, chunking.py:38): a sentence start at the end of the
+    # tokens was kept and closed an empty chunk.
+    text = "One two three four five. Six."
+    spans = word_spans(text)[:6]  # "Six." has no tokens
+    assert chunk_bounds(text, spans, 4) == [(0, 4), (4, 6)]
+    assert chunk_texts(text, spans, 4) == ["One two three four", "five."]
+
+
 def test_a_needle_sentence_is_never_cut():
     filler = " ".join(["Then the ship sailed on and on."] * 30)
     needle = "Actually, Yuki lives next to the Semper Opera House."

@@ -26,6 +26,17 @@ def test_sentence_slots_are_where_each_sentence_starts(word_tokenizer):
     assert sentence_slots(SENTENCES, text, encoding, 9) == [0, 3, 6, 9]
 
 
+def test_sentence_slots_step_over_exactly_one_joining_space(word_tokenizer):
+    """Sentences one word and a mark each: a start off by one character lands on the mark
+    before it, so every slot after the first depends on the single space between them."""
+    # Found (mutation seed 1016273348, fillers.py:142): a step of two characters a sentence
+    # still found the starts of sentences of longer words.
+    sentences = ["a.", "b.", "c.", "d."]
+    text = " ".join(sentences)
+    (encoding,) = word_tokenizer.encode_batch([text])
+    assert sentence_slots(sentences, text, encoding, 8) == [0, 2, 4, 6, 8]
+
+
 def test_sentence_slots_stop_at_the_end_of_a_cut_text(word_tokenizer):
     """A text cut inside the second sentence: its start is a slot, the third's is not."""
     text = "one two. three"

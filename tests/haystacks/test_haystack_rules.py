@@ -68,6 +68,19 @@ def test_the_word_tokenizer_reads_a_word_in_any_case_as_one_32_bit_id():
     assert all(0 <= i < 2**32 for i in encoding.ids)
 
 
+def test_the_word_encoding_maps_a_character_to_its_token_or_to_none():
+    """Inside a token: its index; a space, before the first token, past the last, or any
+    character of a text with no tokens at all: none."""
+    # Found (mutation seed 1016273348, tokens.py:98): without the index check, a text with
+    # no tokens read its last span (an IndexError) instead of answering none.
+    (encoding,) = WordTokenizer().encode_batch([" The cat."])
+    assert [encoding.char_to_token(c) for c in range(10)] == [None, 0, 0, 0, None, 1, 1, 1, 2, None]
+    assert encoding.char_to_token(-1) is None
+    (empty,) = WordTokenizer().encode_batch(["   "])
+    assert len(empty) == 0
+    assert [empty.char_to_token(c) for c in range(3)] == [None, None, None]
+
+
 LEAKY_BUILD = """
 from haystack_building import GROUPS
 from pytest_niah.errors import HaystackError

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -47,6 +48,18 @@ def test_sentences_when_they_keep_positions_near_their_targets():
     placement = place(1000, 5, sentences, list(range(1001)))
     assert placement.between == "sentences"
     assert placement.offsets == (0, 250, 500, 750, 1000)
+
+
+@pytest.mark.parametrize(("gap", "between"), [(25, "sentences"), (26, "words")])
+def test_sentences_only_within_half_the_spacing_of_each_target(gap, between):
+    """Three positions in 100 tokens: targets 0, 50 and 100, spacing 50. A sentence gap 25
+    tokens from the middle target is near enough; 26 is nearer the neighbouring target's
+    half, so the needles go between words."""
+    # Found (mutation seed 1016273348, placement.py:66): twice the spacing, not half of it,
+    # took sentence gaps nearer a neighbour's target.
+    placement = place(100, 3, [0, 50 - gap, 100], list(range(101)))
+    assert placement.between == between
+    assert placement.offsets == ((0, 50 - gap, 100) if between == "sentences" else (0, 50, 100))
 
 
 def test_words_when_sentences_are_too_few():

@@ -57,3 +57,20 @@ def test_only_needle_haystacks_say_where_in_its_chunk_the_needle_starts(block):
             c for c in inputs["chunk-max"] if c.tokens > inside and c.ids[inside] == needle_id
         ]
         assert starts, haystack.id
+
+
+def test_a_plan_read_back_from_its_json_is_the_plan_that_was_written(block):
+    """A shard part's manifest carries the plan as JSON; the gate job measures with the plan
+    read back, so every field a measurement reads comes back equal."""
+    # Found (mutation seed 1016273348, plan.py:235): only whole shard runs read the plan
+    # back; the fast tests never did.
+    import json
+
+    plan = Plan(("whole", "chunk-max"), 100, 32, keep_text=False)
+    plan.add_block(block)
+    back = Plan.from_dict(json.loads(json.dumps(plan.to_dict())))
+    assert (back.scorings, back.window, back.chunk_tokens) == (("whole", "chunk-max"), 100, 32)
+    assert back.haystacks == plan.haystacks and len(back.haystacks) == len(block.haystacks)
+    assert back.needles == plan.needles and back.queries == plan.queries
+    assert back.tokens == plan.tokens and back.placements == plan.placements
+    assert back.multi == plan.multi
