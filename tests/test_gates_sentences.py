@@ -90,3 +90,16 @@ def test_the_docs_count_runs_and_cover_the_recommended_gate():
     ]  # fmt: skip
     assert recommended, "no calibration block of the README's gate, auc:0.02,ratio:0.02"
     assert "two draws share none" in " ".join(gating.split())  # why no unpaired null
+
+
+def test_a_block_at_the_very_start_of_a_page_is_found_with_its_source():
+    """A page may open with a generated block: it is found like one further down."""
+    # Found (mutation seed 1741474656, gates_report.py:219): a search that began past the
+    # page's first character missed a block there.
+    table = gates_report.BEGIN.format(source="a.json") + "\n|x|\n" + gates_report.END
+    summary = (
+        gates_report.SUMMARY_BEGIN.format(source="b.json") + "\ns\n" + gates_report.SUMMARY_END
+    )
+    page = f"{table}\n\nText.\n\n{summary}\n"
+    assert gates_report.current_blocks(page) == [("a.json", table), ("b.json", summary)]
+    assert gates_report.current_blocks(summary) == [("b.json", summary)]
