@@ -34,20 +34,6 @@ def test_a_first_try_that_misses_is_rebuilt_to_an_exact_length(shared_corpus, wo
     assert len(haystacks) == len(reference)
 
 
-@pytest.fixture(scope="session")
-def static_tokenizer():
-    """The packaged static model's tokenizer (a Unigram one, unlike MiniLM's WordPiece)."""
-    from pathlib import Path
-
-    import static_model
-    from tokenizers import Tokenizer
-
-    from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
-
-    path = Path(static_model.__file__).parent / "model" / "tokenizer.json"
-    return HaystackTokenizer(Tokenizer.from_file(str(path)))
-
-
 @pytest.mark.parametrize("which", ["minilm_tokenizer", "static_tokenizer", "word_tokenizer"])
 def test_fillers_cut_from_the_control_are_those_tokenized_alone(
     request, shared_corpus, monkeypatch, which

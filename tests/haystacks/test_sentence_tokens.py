@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_niah.config.niah import NiahConfig
-from pytest_niah.embed.loader import load_embedder
 from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.haystacks.sentence_tokens import SentenceTokens, tokens_file
 from pytest_niah.haystacks.splice import SplicedEncoding
@@ -18,11 +16,6 @@ from pytest_niah.inputs.needles import builtin_needle_set
 
 GROUPS = builtin_needle_set().select(["dietary-01", "location-02"])
 GRID = (GROUPS.groups, (128, 1024), 4, ("onehop",), ("default", "inverted"), 2)
-
-
-@pytest.fixture(scope="module")
-def static_tokenizer():
-    return load_embedder(NiahConfig(model="packaged-static")).tokenizer
 
 
 class Recording:

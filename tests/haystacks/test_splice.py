@@ -5,20 +5,13 @@ from __future__ import annotations
 import pytest
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.fast_tokenizer import HaystackTokenizer
-from pytest_niah.embed.loader import load_embedder
 from pytest_niah.haystacks.builder import HaystackBuilder
 from pytest_niah.haystacks.splice import SplicedEncoding
 from pytest_niah.inputs.needles import builtin_needle_set
 
 GROUPS = builtin_needle_set().select(["dietary-01", "location-02", "hobby-03"])
 GRID = (GROUPS.groups, (128, 512, 2048), 5, ("onehop", "literal"), ("default", "inverted"), 2)
-
-
-@pytest.fixture(scope="module")
-def static_tokenizer():
-    return load_embedder(NiahConfig(model="packaged-static")).tokenizer
 
 
 @pytest.mark.parametrize("which", ["minilm_tokenizer", "static_tokenizer"])
