@@ -51,7 +51,8 @@ def build_key(repo: Path = REPO) -> str:
 def kept_build(
     cache: Path | None, name: str, build: Callable[[Path], object], session_dir: Path
 ) -> Path:
-    """``session_dir/name``: a copy of ``build``'s folder, built once per key under ``cache``.
+    """``session_dir/name``: a copy of ``build``'s folder, built once per key under ``cache``
+    and copied once per session.
 
     ``build(folder)`` fills a folder that does not exist yet. ``cache`` is the keyed folder
     (``None``: no cache, build in place). A build is renamed into place only once finished,
@@ -59,6 +60,8 @@ def kept_build(
     wins and the other's build is dropped.
     """
     target = session_dir / name
+    if target.is_dir():  # asked for again in this session: the copy made the first time
+        return target
     if cache is None:
         build(target)
         return target

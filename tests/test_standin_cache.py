@@ -33,6 +33,23 @@ def test_a_kept_build_is_built_once_and_copied_into_each_session(tmp_path: Path)
     assert sorted(p.name for p in cache.iterdir()) == ["v3"]  # no work folder left
 
 
+@pytest.mark.parametrize("cached", [True, False])
+def test_a_build_asked_for_twice_in_one_session_is_the_same_folder(
+    tmp_path: Path, cached: bool
+) -> None:
+    # Found (the full suite, two tests asking for the v4 stand-in in one worker): the
+    # second copy into the session's folder failed, the first copy being there.
+    calls: list[Path] = []
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    where = cache if cached else None
+    first = kept_build(where, "v4", _counting_build(calls), tmp_path / "session")
+    (first / "written-by-a-test").write_text("x")
+    again = kept_build(where, "v4", _counting_build(calls), tmp_path / "session")
+    assert again == first and (again / "written-by-a-test").exists()
+    assert len(calls) == 1
+
+
 def test_without_a_cache_every_session_builds_its_own(tmp_path: Path) -> None:
     calls: list[Path] = []
     kept_build(None, "v3", _counting_build(calls), tmp_path / "one")
