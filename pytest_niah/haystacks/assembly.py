@@ -92,9 +92,10 @@ class Assembler:
         encodings = list(controls)
         if not parts.needles:
             return Block(parts.group.id, parts.length, tuple(haystacks), tuple(encodings))
+        refits: dict[int, Filler] = {}  # the needles' stream refitted, by size
         for key, encoding in zip(composed, needle_haystacks, strict=True):
             haystack, checked = self._needle_haystack(
-                parts, key, placed[key][1], composed[key], encoding
+                parts, key, placed[key][1], composed[key], encoding, refits
             )
             haystacks.append(haystack)
             encodings.append(checked)
@@ -178,6 +179,7 @@ class Assembler:
         placement: Placement,
         composed: tuple[str, int],
         encoding: Encoded,
+        refits: dict[int, Filler],
     ) -> tuple[Haystack, Encoded]:
         """One needle haystack, its length and needle offset checked (rebuilt on a miss)."""
         kind, order, position = key
@@ -194,6 +196,7 @@ class Assembler:
             needle_char=composed[1],
             offset=placement.offsets[position],
             between=placement.between,
+            refits=refits,
         )
         haystack = Haystack(
             id=hid,

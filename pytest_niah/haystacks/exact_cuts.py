@@ -127,6 +127,7 @@ class ExactCuts:
         needle_char: int,
         offset: int,
         between: str,
+        refits: dict[int, Filler] | None = None,
     ) -> tuple[Encoded, str, int, int, int]:
         """The needle haystack, checked; a miss (joins merged or split tokens) is rebuilt.
 
@@ -136,7 +137,11 @@ class ExactCuts:
         offsets (:func:`needle_span`): inside a haystack a needle may tokenize otherwise than
         alone (a byte-level BPE reads a word after a space as another token), so its offset
         and its count there are returned.
+
+        ``refits``: the stream's fillers already fitted, by size, kept across the calls for
+        one stream (a block's needles of one size miss alike and share the refit filler).
         """
+        refits = {} if refits is None else refits
         filler_tokens = length - needle_tokens
         sizes: set[int] = set()
         avoid: set[int] = set()
@@ -153,7 +158,9 @@ class ExactCuts:
                 avoid.add(-1 if slot == end else slot)
                 filler_tokens = length - needle_tokens
                 sizes.clear()
-            filler = self.fit(stream, filler_tokens, hid)
+            if filler_tokens not in refits:
+                refits[filler_tokens] = self.fit(stream, filler_tokens, hid)
+            filler = refits[filler_tokens]
             slots = filler.sentence_slots if between == "sentences" else filler.word_slots()
             end = filler.tokens
             if -1 in avoid:

@@ -148,3 +148,27 @@ def test_counting_without_offsets_gives_the_encoded_counts(request, shared_corpu
         len(e.ids) for e in tokenizer.encode_batch(sentences)
     ]
     assert token_counts(tokenizer, sentences) != [len(s.split()) for s in sentences]
+
+
+def test_a_block_fits_its_needle_stream_once_per_size(
+    shared_corpus, ws_metaspace_first_tokenizer, monkeypatch
+):
+    """A Metaspace marking only a text's first word reads a needle in one token fewer
+    inside a haystack than alone, so every needle haystack of a size misses its first try
+    alike; the block refits its stream once per size, not once per haystack."""
+    fits: list[tuple[int, int]] = []
+    fit = ExactCuts.fit
+
+    def counted(self, stream, tokens, what):
+        fits.append((id(stream), tokens))
+        return fit(self, stream, tokens, what)
+
+    monkeypatch.setattr(ExactCuts, "fit", counted)
+    builder = HaystackBuilder(shared_corpus, GROUPS, ws_metaspace_first_tokenizer, 1, None, 1)
+    (group,) = GROUPS.select(["dietary-01"]).groups
+    block = builder.block(group, 256, 10, ("onehop",), ("default", "inverted"))
+    assert len(fits) > 1  # needles missed and were refitted
+    assert len(fits) == len(set(fits))
+    for haystack, carried in zip(block.haystacks, block.encodings, strict=True):
+        (own,) = ws_metaspace_first_tokenizer.encode_batch([haystack.text])
+        assert list(carried.ids) == list(own.ids) and len(own) == 256, haystack.id

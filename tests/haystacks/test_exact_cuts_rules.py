@@ -195,3 +195,54 @@ def test_a_character_that_takes_a_grown_cut_past_the_length_is_left_out():
     filler = ExactCuts(_ResegmentingPrefix()).fit(stream, 4, "h5")
     assert filler.text == "a b xyz c"
     assert filler.tokens == 4
+
+
+class _CountingCuts(ExactCuts):
+    """ExactCuts that counts its fits (a fit is the costly part: tokenizer calls)."""
+
+    fits: list[int]
+
+    def fit(self, stream, tokens, what):
+        self.fits.append(tokens)
+        return super().fit(stream, tokens, what)
+
+
+def test_needles_of_one_size_that_miss_alike_share_one_refit(word_tokenizer):
+    """A block's needles of one size miss their length alike (a needle read in fewer
+    tokens inside a text than alone); the filler refitted for the first is the filler of
+    the others: the stream is fitted once per size, and each haystack is the one a fresh
+    refit gives."""
+    from pytest_niah.haystacks.fillers import compose
+
+    length = 12
+    stream = Stream(SENTENCES * 3, counts=[4] * 12)
+    filler = ExactCuts(word_tokenizer).fit(stream, length - 1, "h5")
+    text, char = compose(filler, 4, "needle")
+
+    def verify(cuts, refits=None):
+        return cuts.verified(
+            "h5",
+            stream=stream,
+            length=length,
+            needle="needle",
+            needle_tokens=1,
+            encoding=_Sized(length - 1),  # as if the needle read a token short in place
+            text=text,
+            needle_char=char,
+            offset=4,
+            between="sentences",
+            refits=refits,
+        )
+
+    cuts = _CountingCuts(word_tokenizer)
+    cuts.fits = []
+    refits: dict = {}
+    first = verify(cuts, refits)
+    fitted = list(cuts.fits)
+    assert fitted and len(first[0]) == length
+    second = verify(cuts, refits)
+    assert cuts.fits == fitted  # no fit again for the same sizes
+    alone = verify(cuts)  # no refits given: a fit of its own
+    assert cuts.fits == fitted * 2
+    assert first[1:] == second[1:] == alone[1:]
+    assert list(first[0].ids) == list(second[0].ids) == list(alone[0].ids)
