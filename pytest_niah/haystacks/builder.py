@@ -146,8 +146,14 @@ class HaystackBuilder:
             for group in self.needle_set.groups
         ]
 
+        counted: dict[int, Future[None]] = {}  # each length's counting ahead
+
         def build(job: tuple[int, int | None, NeedleGroup]) -> T:
             length, draw, group = job
+            if length in counted:
+                # Drawn before its counting ahead ends, a stream would count the same
+                # sentences again in small calls (the haystacks are the same either way).
+                counted[length].result()
             needles = group.id in chosen
             return then(
                 self.block(
@@ -171,7 +177,9 @@ class HaystackBuilder:
                 if job[0] != started:  # a length's first block: count the next length's
                     started = job[0]
                     if started in following:
-                        pool.submit(self._prefetch, following[started], controls, draws)
+                        counted[following[started]] = pool.submit(
+                            self._prefetch, following[started], controls, draws
+                        )
                 ahead.append(pool.submit(build, job))
                 if len(ahead) > self.threads:
                     yield ahead.popleft().result()
