@@ -139,14 +139,8 @@ class HaystackBuilder:
         """
         self.check_corpus_size(max(lengths))
         chosen = {g.id for g in selected}
-        jobs = [
-            (length, draw, group)
-            for length in lengths
-            for draw in draws
-            for group in self.needle_set.groups
-        ]
-
-        counted: dict[int, Future[None]] = {}  # each length's counting ahead
+        jobs = itertools.product(lengths, draws, self.needle_set.groups)
+        counted: dict[int, Future[None]] = {}  # each length's counting ahead, once started
 
         def build(job: tuple[int, int | None, NeedleGroup]) -> T:
             length, draw, group = job
@@ -171,15 +165,11 @@ class HaystackBuilder:
         # (the next length's while this one's build): see SnippetDrawer.prefetch.
         self._prefetch(lengths[0], controls, draws)
         following = dict(itertools.pairwise(lengths))
-        started: int | None = None
         try:
             for job in jobs:
-                if job[0] != started:  # a length's first block: count the next length's
-                    started = job[0]
-                    if started in following:
-                        counted[following[started]] = pool.submit(
-                            self._prefetch, following[started], controls, draws
-                        )
+                after = following.get(job[0])
+                if after is not None and after not in counted:  # a length's first block
+                    counted[after] = pool.submit(self._prefetch, after, controls, draws)
                 ahead.append(pool.submit(build, job))
                 if len(ahead) > self.threads:
                     yield ahead.popleft().result()
