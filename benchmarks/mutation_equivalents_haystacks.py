@@ -64,6 +64,19 @@ HAYSTACKS: dict[tuple[str, str, str], str] = {
         "read only while a chunk is open, and every opening sets it (open_start, open_stop = "
         "start, stop): the first value is never read"
     ),
+    ("haystacks/exact_cuts.py", "@dataclass(frozen=True)", "True -> False"): (
+        "no code assigns an ExactCuts field after it is made: frozen only forbids what is "
+        "never done"
+    ),
+    (
+        "haystacks/builder.py",
+        "length + (_NEEDLE_ALLOWANCE if control == 0 else 0),",
+        "0 -> 1 [2/2]",
+    ): (
+        "the token budget of a further control's counting ahead, a guess: what it counts "
+        "never changes a count or a haystack (SnippetDrawer.prefetch), one token more "
+        "counts at most one sentence more ahead"
+    ),
     (
         "haystacks/builder.py",
         "needles_of = dict(zip(texts, needle_encodings, strict=True))",

@@ -27,12 +27,18 @@ TOKENS_FAST = [
     f"{TOKENS}::test_word_slots_are_the_tokens_that_follow_white_space[word_tokenizer]",
     f"{TOKENS}::test_building_on_several_threads_changes_no_byte",
     f"{TOKENS}::test_counting_without_offsets_gives_the_encoded_counts[minilm_tokenizer]",
+    f"{TOKENS}::test_a_block_fits_its_needle_stream_once_per_size",
 ]
 ONEHOP = "tests/inputs/test_onehop_leading_words.py"
 HIDDEN = "tests/robustness/test_hostile_hidden_letters.py"
 
 HAYSTACKS: dict[str, list[str]] = {
-    "haystacks/builder.py": ["tests/haystacks/test_builder.py", *TOKENS_FAST, *SPLICE_FAST],
+    "haystacks/builder.py": [
+        "tests/haystacks/test_builder.py",
+        *TOKENS_FAST,
+        *SPLICE_FAST,
+        "tests/haystacks/test_sentence_counts.py::test_the_builder_counts_each_length_ahead_and_builds_the_same_haystacks",
+    ],
     "haystacks/splice.py": [
         "tests/haystacks/test_haystack_rules.py",  # no junction to check holds
         "tests/haystacks/test_cut_pieces_rules.py",  # a cut piece read otherwise alone

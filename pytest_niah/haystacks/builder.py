@@ -167,8 +167,8 @@ class HaystackBuilder:
         following = dict(itertools.pairwise(lengths))
         try:
             for job in jobs:
-                after = following.get(job[0])
-                if after is not None and after not in counted:  # a length's first block
+                after = following.pop(job[0], None)  # at a length's first block only
+                if after is not None:
                     counted[after] = pool.submit(self._prefetch, after, controls, draws)
                 ahead.append(pool.submit(build, job))
                 if len(ahead) > self.threads:

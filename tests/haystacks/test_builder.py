@@ -216,6 +216,31 @@ def test_needle_longer_than_haystack_is_a_clear_error(shared_corpus, word_tokeni
     assert "--niah-lengths" in info.value.hint
 
 
+def test_the_longest_needle_of_a_group_decides_whether_its_needles_fit(
+    shared_corpus, word_tokenizer
+):
+    """A length that the group's shortest needle fits but its longest does not is refused,
+    naming the longest (a survivor of a sweep: `max -> min`)."""
+    from pytest_niah.haystacks.builder import HaystackBuilder
+
+    (group,) = builtin_needle_set().select(["dietary-01"]).groups
+    builder = HaystackBuilder(shared_corpus, builtin_needle_set(), word_tokenizer, 7)
+    kinds, orders = ("onehop",), ("default", "inverted")
+    names = builder.needle_set.names
+    sizes = {
+        len(word_tokenizer.encode_batch([group.needle(k, o, n)])[0])
+        for k in kinds
+        for o in orders
+        for n in names
+    }
+    assert min(sizes) < max(sizes)
+    # Names are drawn per position: enough positions draw the longest and the shortest.
+    with pytest.raises(HaystackError, match=r"a needle of (\d+) tokens does not fit") as info:
+        builder.block(group, max(sizes), 40, kinds, orders)
+    longest = int(info.value.args[0].split("a needle of ")[1].split(" ")[0])
+    assert longest > min(sizes)
+
+
 def test_a_group_giving_only_controls_need_not_fit_its_needles(shared_corpus, word_tokenizer):
     """A group outside the selection gives its controls at a length its needles exceed."""
     (group,) = builtin_needle_set().select(["dietary-01"]).groups
@@ -240,6 +265,9 @@ def test_blocks_are_built_on_a_thread_per_core_up_to_four(
 def test_corpus_too_small_for_longest_length(tiny_corpus, word_tokenizer):
     with pytest.raises(HaystackError, match=r"too little for haystacks of 100,000 tokens"):
         build(tiny_corpus, word_tokenizer, lengths=(100_000,))
+    # The longest of several lengths is checked, before any block is built.
+    with pytest.raises(HaystackError, match=r"too little for haystacks of 100,000 tokens"):
+        build(tiny_corpus, word_tokenizer, lengths=(8, 100_000))
 
 
 def test_the_corpus_must_hold_eight_characters_per_token_of_the_longest_haystack(

@@ -77,19 +77,25 @@ def test_a_control_cut_that_misses_is_fitted_again(shared_corpus, word_tokenizer
     every filler tokenized on its own; the result is the same exact haystacks."""
 
     class Unstable:
+        """Every control checked in a block's batch misses (the retry's fits, one text
+        each, and its batch of needle haystacks do not)."""
+
         identity = word_tokenizer.identity
         misses = 0
+        needles: ClassVar[set[str]] = set()
 
         def encode_batch(self, texts):
             out = word_tokenizer.encode_batch(texts)
-            if len(texts) > 1 and len(out[0].ids) == 128 and Unstable.misses == 0:
-                Unstable.misses += 1  # the first block's control, checked in the batch
+            if all(len(e.ids) < 64 for e in out):
+                Unstable.needles.update(texts)  # a block's needles, encoded first
+            elif len(texts) > 1 and not any(n in texts[0] for n in Unstable.needles):
+                Unstable.misses += 1  # a control, checked in the batch
                 out[0].ids = out[0].ids[:-1]
             return out
 
     _, haystacks = build(shared_corpus, Unstable(), lengths=(128,), positions=3)
     _, reference = build(shared_corpus, word_tokenizer, lengths=(128,), positions=3)
-    assert Unstable.misses == 1
+    assert Unstable.misses >= len(GROUPS.groups)  # every block's first try
     assert haystacks == reference
     for h in haystacks:
         check_haystack(h, word_tokenizer)

@@ -246,3 +246,55 @@ def test_needles_of_one_size_that_miss_alike_share_one_refit(word_tokenizer):
     assert cuts.fits == fitted * 2
     assert first[1:] == second[1:] == alone[1:]
     assert list(first[0].ids) == list(second[0].ids) == list(alone[0].ids)
+
+
+class _Spans:
+    """An encoding given by its tokens' character spans (None: a token of no text)."""
+
+    def __init__(self, spans):
+        self.spans = spans
+
+    def __len__(self):
+        return len(self.spans)
+
+    def token_to_chars(self, index):
+        return self.spans[index]
+
+
+def test_a_token_of_no_text_inside_an_encoding_is_stepped_over():
+    """A special token between texts has no characters; the bisection for the needle's
+    tokens steps over it (a survivor of a sweep: the `span is not None` clause dropped)."""
+    from pytest_niah.haystacks.exact_cuts import needle_span
+
+    encoding = _Spans([(0, 3), (4, 7), None, (8, 13), (14, 19), (20, 25)])
+    assert needle_span(encoding, 8, "three four", "h6") == (3, 2)
+    assert needle_span(encoding, 0, "one", "h6") == (0, 1)
+
+
+def test_a_needle_that_swings_at_the_end_moves_to_the_nearest_gap_before_it(word_tokenizer):
+    """A needle placed last whose count swings there (one too many, then one too few) is
+    moved to the nearest other gap, the one before the filler's last word; no other gap is
+    avoided (a survivor of a sweep: `-1 in avoid` -> `not in` avoided the end from the
+    start and put the needle four words further back)."""
+    from pytest_niah.haystacks.fillers import compose
+
+    length = 12
+    stream = Stream(SENTENCES * 3, counts=[4] * 12)
+    filler = ExactCuts(word_tokenizer).fit(stream, length - 1, "h7")
+    text, char = compose(filler, filler.tokens, "needle")
+    assert text.endswith(" needle")
+    encoding, text, char, first, count = ExactCuts(word_tokenizer).verified(
+        "h7",
+        stream=stream,
+        length=length,
+        needle="needle",
+        needle_tokens=1,
+        encoding=_Sized(length + 1),  # as if a join had split a token: one too many
+        text=text,
+        needle_char=char,
+        offset=filler.tokens,
+        between="words",
+    )
+    assert len(encoding) == length
+    assert text == "one two three. four five six. seven eight needle nine"
+    assert (first, count) == (10, 1)
