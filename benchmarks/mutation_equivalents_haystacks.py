@@ -68,6 +68,19 @@ HAYSTACKS: dict[tuple[str, str, str], str] = {
         "no code assigns an ExactCuts field after it is made: frozen only forbids what is "
         "never done"
     ),
+    ("haystacks/builder.py", "if len(ahead) > self.threads:", "Gt -> GtE"): (
+        "how many blocks are in flight at once, one fewer: blocks are still yielded in "
+        "order and each is built alone from its own seeded generators, so the haystacks "
+        "and their order are the same (test_building_on_several_threads_changes_no_byte)"
+    ),
+    (
+        "haystacks/builder.py",
+        "length + (_NEEDLE_ALLOWANCE if control == 0 else 0),",
+        "0 -> 1 [1/2]",
+    ): (
+        "which control's counting ahead gets the needle's allowance, a guess: what it "
+        "counts never changes a count or a haystack (SnippetDrawer.prefetch)"
+    ),
     (
         "haystacks/builder.py",
         "length + (_NEEDLE_ALLOWANCE if control == 0 else 0),",
