@@ -298,3 +298,39 @@ def test_a_needle_that_swings_at_the_end_moves_to_the_nearest_gap_before_it(word
     assert len(encoding) == length
     assert text == "one two three. four five six. seven eight needle nine"
     assert (first, count) == (10, 1)
+
+
+class _NoTextAfter:
+    """The word tokenizer, but the token at index ``at`` has no characters (as a special
+    token has): a cut just before it has no next token to compare with."""
+
+    def __init__(self, inner, at):
+        self.inner, self.at = inner, at
+
+    def encode_batch(self, texts):
+        return [_NoTextToken(e, self.at) for e in self.inner.encode_batch(texts)]
+
+
+class _NoTextToken:
+    def __init__(self, inner, at):
+        self.inner, self.at = inner, at
+
+    def __len__(self):
+        return len(self.inner)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def token_to_chars(self, index):
+        return None if index == self.at else self.inner.token_to_chars(index)
+
+
+def test_a_cut_before_a_token_of_no_text_is_cut_there(word_tokenizer):
+    """The token after a cut may have no characters; the cut is then not inside a split
+    character, and ends where its last token ends (a survivor of a sweep: the `following
+    is not None` clause dropped)."""
+    stream = Stream(SENTENCES * 3, counts=[4] * 12)
+    plain = ExactCuts(word_tokenizer).fit(stream, 6, "h8")
+    filler = ExactCuts(_NoTextAfter(word_tokenizer, 6)).fit(stream, 6, "h8")
+    assert filler.text == plain.text == "one two three. four five"
+    assert filler.tokens == 6
