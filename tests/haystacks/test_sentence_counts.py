@@ -132,3 +132,18 @@ def test_counts_all_read_from_the_cache_write_nothing_on_save(word_tokenizer, tm
     again.save()
     after = path.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_an_error_while_counting_a_length_ahead_stops_the_build(shared_corpus, minilm_tokenizer):
+    """Counting ahead runs on a building thread; its error reaches the caller instead of
+    being dropped while the blocks count for themselves."""
+
+    class FailsAhead(Recording):
+        def count_batch(self, texts):
+            if len(texts) >= 32 and any(n >= 32 for n in self.calls):
+                raise RuntimeError("the tokenizer broke while counting ahead")
+            return super().count_batch(texts)
+
+    builder = HaystackBuilder(shared_corpus, GROUPS, FailsAhead(minilm_tokenizer), 5, threads=2)
+    with pytest.raises(RuntimeError, match="while counting ahead"):
+        list(builder.blocks(GROUPS.groups, (128, 512), 3, ("onehop",), ("default",)))
