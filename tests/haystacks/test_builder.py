@@ -221,8 +221,6 @@ def test_the_longest_needle_of_a_group_decides_whether_its_needles_fit(
 ):
     """A length that the group's shortest needle fits but its longest does not is refused,
     naming the longest (a survivor of a sweep: `max -> min`)."""
-    from pytest_niah.haystacks.builder import HaystackBuilder
-
     (group,) = builtin_needle_set().select(["dietary-01"]).groups
     builder = HaystackBuilder(shared_corpus, builtin_needle_set(), word_tokenizer, 7)
     kinds, orders = ("onehop",), ("default", "inverted")
