@@ -297,23 +297,30 @@ class FakeModel:
 
 
 @pytest.mark.parametrize(
-    ("device_type", "window", "token_budget", "expected"),
+    ("device_type", "window", "lengths", "token_budget", "expected"),
     [
-        ("cuda", 512, None, 32 * (512 + 2)),  # a batch of full windows, special tokens too
-        ("cuda", 8192, None, 32 * (8192 + 2)),
-        ("cuda", None, None, "default"),  # no window: the configured budget
-        ("cuda", 512, 1000, 1000),  # a budget given explicitly wins, on a GPU too
-        ("cpu", 512, None, "default"),
-        ("cpu", None, None, "default"),
-        ("cpu", 512, 1000, 1000),
-        (None, 512, None, "default"),  # a model without a placement (remote, lexical)
+        ("cuda", 512, None, None, 32 * (512 + 2)),  # full windows, special tokens too
+        ("cuda", 8192, None, None, 32 * (8192 + 2)),  # the default grid ends at 8,192
+        # A 32K window (jina-embeddings-v4's) on an 8K grid: 32 of the 8K haystacks, not
+        # 128 of them (38.7 GiB for a 358M-parameter stand-in on an H200).
+        ("cuda", 32768, None, None, 32 * (8192 + 2)),
+        ("cuda", 32768, (128, 16384), None, 32 * (16384 + 2)),  # the longest, in any order
+        ("cuda", 512, (128, 16384), None, 32 * (512 + 2)),  # never more than the window
+        ("cuda", None, None, None, "default"),  # no window: the configured budget
+        ("cuda", 512, None, 1000, 1000),  # a budget given explicitly wins, on a GPU too
+        ("cpu", 512, None, None, "default"),
+        ("cpu", None, None, None, "default"),
+        ("cpu", 512, None, 1000, 1000),
+        (None, 512, None, None, "default"),  # a model without a placement (remote, lexical)
     ],
 )
-def test_the_batch_budget(device_type, window, token_budget, expected):
+def test_the_batch_budget(device_type, window, lengths, token_budget, expected):
     from pytest_niah.experiment import CPU_TOKEN_BUDGET, GPU_BATCH, budget
 
     assert GPU_BATCH == 32
     given = {} if token_budget is None else {"token_budget": token_budget}
+    if lengths is not None:
+        given["lengths"] = lengths
     c = NiahConfig(model="m", **given)
     model = FakeModel(device_type, window)
     assert budget(c, model) == (CPU_TOKEN_BUDGET if expected == "default" else expected)
