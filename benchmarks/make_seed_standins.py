@@ -1,6 +1,6 @@
 """Tiny random-weight stand-ins of the study's models, built offline in seconds.
 
-    python benchmarks/make_seed_standins.py OUT_DIR [--only v3,v4] [--size tiny|minilm]
+    python benchmarks/make_seed_standins.py OUT_DIR [--only v3,v4] [--size tiny|minilm|large]
 
 Each folder is a sentence-transformers model whose *structure* is the real one and whose
 weights are random (its scores mean nothing); the tokenizers are trained on the
@@ -21,7 +21,9 @@ The three last ones sit on a BERT of 2,048 positions. ``--size tiny`` (the defau
 tests use): one layer, hidden size 32, vocabularies of about 2,000, so every folder builds in
 seconds and takes about a megabyte. ``--size minilm``: all-MiniLM-L6-v2's compute (6 layers,
 hidden size 384, 12 heads), for speed work where a one-layer model would cost less than its
-tokenizer.
+tokenizer. ``--size large``: XLM-RoBERTa large's compute, jina-embeddings-v3's encoder (24
+layers, hidden size 1,024, 16 heads; about 300M parameters with the small vocabulary), for
+the GPU bench (``bench_gpu.py --standin-dir``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ SIZES: dict[str, dict[str, int]] = {
     "tiny": dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64),
     "minilm": dict(
         hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536
+    ),
+    "large": dict(
+        hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096
     ),
 }
 

@@ -121,3 +121,52 @@ def test_the_v3_minilm_size_cut_is_the_committed_json() -> None:
     name = "standin-v3-minilm-size-small-grid-cpu.json"
     report = json.loads((RESULTS / name).read_text("utf-8"))
     assert f"({report['results']['a']['tokens']:,} tokens in (a))" in page
+
+
+def test_the_h200_table_is_the_committed_json():
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    v3, v4 = _row("gpu-h200-v3-large-full.json"), _row("gpu-h200-v4-large-full.json")
+    for row in (v3, v4):
+        assert row["report"]["machine"]["device_name"] == "NVIDIA H200"
+        assert row["dtype"] == "bfloat16" and row["report"]["grid"]["lengths"][-1] == 8192
+        assert not any(row["out_of_memory"].values())
+        cells = (
+            f"{row['bare']['parameters'] / 1e6:.0f}M",
+            f"{row['bare']['seconds']:.2f} s",
+            f"{row['engine']['seconds']:.2f} s",
+            f"{row['ratio']:.2f}",
+            f"{row['engine']['device_memory_gib']:.2f} GiB",
+        )
+        line = next(line for line in page.splitlines() if cells[1] in line)
+        assert all(cell in line for cell in cells), (line, cells)
+    assert (v3["verdict"], v4["verdict"]) == ("MET", "MISSED")
+    assert f"**{v3['ratio']:.2f}** (target <= 1.10)" in page and "1.37 (target <= 1.10: not met)" in page
+    # 32 haystacks per batch for both: 8K ones for the v4-shaped model's 32K window, and
+    # for the v3-shaped one, whose window (8,190 and two special tokens) is the shorter
+    assert (v3["bare"]["token_budget"], v4["bare"]["token_budget"]) == (32 * 8192, 32 * 8194)
+    assert f"took {v3['engine']['seconds']:.0f} s, {v3['ratio']:.2f}x" in readme
+    assert "NVIDIA H200" in readme
+
+
+@pytest.mark.slow
+def test_the_h200_commands_run_on_a_cpu_at_the_tiny_size(tmp_path):
+    from doc_blocks import blocks, run_shell
+
+    (block,) = [b for b in blocks(ROOT / "docs" / "performance.md", "bash") if "/seed/v3" in b.code]
+    assert block.marker == "skip" and "--size large" in block.code
+    command = (
+        block.code.replace("--size large", "--size tiny")
+        .replace("/tmp/seed", str(tmp_path / "seed"))
+        .replace("benchmarks/results/", str(tmp_path) + "/")
+        .replace(
+            "--json",
+            "--device cpu --attention sdpa --lengths 128 --positions 1 --groups dietary-01 --json",
+        )
+    )
+    done = run_shell(f"cd {ROOT}\n{command}", tmp_path, strict=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for name, window in (("v3", 8192), ("v4", 32768)):
+        report = json.loads((tmp_path / f"gpu-h200-{name}-large-full.json").read_text())
+        (row,) = report["rows"]
+        assert row["bare"]["window"] == window and row["engine"]["embedded"] > 0
