@@ -141,7 +141,8 @@ def test_the_h200_table_is_the_committed_json():
         line = next(line for line in page.splitlines() if cells[1] in line)
         assert all(cell in line for cell in cells), (line, cells)
     assert (v3["verdict"], v4["verdict"]) == ("MET", "MISSED")
-    assert f"**{v3['ratio']:.2f}** (target <= 1.10)" in page and "1.37 (target <= 1.10: not met)" in page
+    assert f"**{v3['ratio']:.2f}** (target <= 1.10)" in page
+    assert f"{v4['ratio']:.2f} (target <= 1.10: not met)" in page
     # 32 haystacks per batch for both: 8K ones for the v4-shaped model's 32K window, and
     # for the v3-shaped one, whose window (8,190 and two special tokens) is the shorter
     assert (v3["bare"]["token_budget"], v4["bare"]["token_budget"]) == (32 * 8192, 32 * 8194)
