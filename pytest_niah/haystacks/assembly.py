@@ -157,20 +157,16 @@ class Assembler:
         heads = {
             filler: in_context(e) for filler, e in zip(first, spaced[len(keys) :], strict=True)
         }
-        in_ids = spliced(composed, placed, needles, parts.needle_texts, parts.length, heads)
+        in_ids = spliced(composed, placed, needles, parts.needle_texts, heads)
         if in_ids is None:
             return None
         edges = [
             (text, encoding, char, char + len(parts.needle_texts[key]))
             for (key, (text, char)), encoding in zip(composed.items(), in_ids, strict=True)
-            if encoding is not None
         ]
         if not junctions_hold(self.tokenizer, edges):
             return None
-        # A haystack whose count changed (a first word after the needle) is tokenized as text.
-        texts = [text for (text, _), e in zip(composed.values(), in_ids, strict=True) if e is None]
-        encoded = iter(self.tokenizer.encode_batch(texts) if texts else [])
-        return [next(encoded) if e is None else e for e in in_ids]
+        return list(in_ids)
 
     def _needle_haystack(
         self,

@@ -160,21 +160,21 @@ def spliced(
     placed: dict[tuple[str, str, int], tuple[Filler, Placement]],
     needles: dict[tuple[str, str, int], tuple[Arrays, Arrays]],
     texts: dict[tuple[str, str, int], str],
-    length: int,
     heads: dict[int, Arrays],
-) -> list[SplicedEncoding | None] | None:
+) -> list[SplicedEncoding] | None:
     """The tokens of each composed haystack, from its filler's and needle's.
 
     ``needles``: each needle's arrays alone (where it starts the text) and after a space
     (:func:`in_context`); ``heads``: by filler (its ``id``), its first word after a space,
-    for a needle put first (:func:`respaced`). A haystack that would not be ``length``
-    tokens (a word has another count after a space than alone) is ``None``, to be tokenized
-    as text; the whole answer is ``None`` where a needle's slot is no
-    clean token boundary: a token before it reaches into the next (a unigram model's lone
+    for a needle put first (:func:`respaced`). A haystack may come out longer or shorter
+    than its filler's length plus the needle's own count (a word has another count after a
+    space than alone): its tokens are still its text's, and the caller refits it as it
+    would a text-built haystack that missed. The whole answer is ``None`` where a needle's
+    slot is no clean token boundary: a token before it reaches into the next (a unigram model's lone
     word marker ``▁`` shares its word's first character), so no split of the ids matches
     the split of the text.
     """
-    out: list[SplicedEncoding | None] = []
+    out: list[SplicedEncoding] = []
     of_filler: dict[int, Arrays] = {}
     for key, (_, needle_char) in composed.items():
         filler, placement = placed[key]
@@ -197,7 +197,7 @@ def spliced(
             needle_char,
             texts[key],
         )
-        out.append(encoding if len(encoding) == length else None)
+        out.append(encoding)
     return out
 
 

@@ -178,3 +178,45 @@ def test_a_block_fits_its_needle_stream_once_per_size(
     for haystack, carried in zip(block.haystacks, block.encodings, strict=True):
         (own,) = ws_metaspace_first_tokenizer.encode_batch([haystack.text])
         assert list(carried.ids) == list(own.ids) and len(own) == 256, haystack.id
+
+
+def test_a_spliced_haystack_whose_count_changed_is_not_tokenized_again(
+    shared_corpus, v4_tokenizer, monkeypatch
+):
+    """Qwen2's byte-level BPE reads many needles in another count after a space than alone,
+    so spliced haystacks miss their length; their spliced tokens are their text's (the
+    junctions checked), so the block hands them to the refit as they are instead of
+    tokenizing each 1,024-token text again."""
+    from pytest_niah.haystacks.assembly import Assembler
+
+    seen: list[str] = []  # what the tokenizer read while in token space
+    counts: list[int] = []
+    spliced_of = Assembler._spliced
+    encode_batch = type(v4_tokenizer).encode_batch
+    recording = [False]
+
+    def spliced(self, parts, *rest):
+        recording[0] = True
+        try:
+            found = spliced_of(self, parts, *rest)
+        finally:
+            recording[0] = False
+        counts.extend(len(e) - parts.length for e in found or ())
+        return found
+
+    def recorded(self, texts, *rest, **named):
+        if recording[0]:
+            seen.extend(texts)
+        return encode_batch(self, texts, *rest, **named)
+
+    monkeypatch.setattr(Assembler, "_spliced", spliced)
+    monkeypatch.setattr(type(v4_tokenizer), "encode_batch", recorded)
+    builder = HaystackBuilder(shared_corpus, GROUPS, v4_tokenizer, 1, None, 1, splice=True)
+    (group,) = GROUPS.select(["dietary-01"]).groups
+    block = builder.block(group, 1024, 10, ("onehop",), ("default", "inverted"))
+    assert any(counts) and counts.count(0)  # some spliced haystacks missed, some did not
+    longest = max(len(e) for e in encode_batch(v4_tokenizer, seen))
+    assert longest < 100  # needles, first words, tails and junction windows only
+    for haystack, carried in zip(block.haystacks, block.encodings, strict=True):
+        (own,) = encode_batch(v4_tokenizer, [haystack.text])
+        assert list(carried.ids) == list(own.ids) and len(own) == 1024, haystack.id
