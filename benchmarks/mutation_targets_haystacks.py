@@ -28,6 +28,7 @@ TOKENS_FAST = [
     f"{TOKENS}::test_building_on_several_threads_changes_no_byte",
     f"{TOKENS}::test_counting_without_offsets_gives_the_encoded_counts[minilm_tokenizer]",
     f"{TOKENS}::test_a_block_fits_its_needle_stream_once_per_size",
+    f"{TOKENS}::test_a_spliced_haystack_whose_count_changed_is_not_tokenized_again",
 ]
 ONEHOP = "tests/inputs/test_onehop_leading_words.py"
 HIDDEN = "tests/robustness/test_hostile_hidden_letters.py"
