@@ -37,6 +37,38 @@ HAYSTACKS: dict[tuple[str, str, str], str] = {
         "are always as many as first holds, so the strict check can never fire"
     ),
     (
+        "haystacks/assembly.py",
+        "for key, encoding in zip(composed, needle_haystacks, strict=True):",
+        "True -> False",
+    ): (
+        "_tokens gives one needle haystack's encoding per composed text (spliced, or the "
+        "batch of composed texts after the controls), so the strict check can never fire"
+    ),
+    (
+        "haystacks/splice.py",
+        "return list(zip(self.starts.tolist(), self.ends.tolist(), strict=True))",
+        "True -> False",
+    ): (
+        "every SplicedEncoding's starts and ends are cut or concatenated alike from arrays of "
+        "one length, so the strict check can never fire"
+    ),
+    (
+        "haystacks/splice.py",
+        "spans = np.asarray(base.offsets[:tokens], dtype=np.int64).reshape(-1, 2)",
+        "1 -> 2",
+    ): (
+        "numpy reads any negative size as the one to infer (numpy 2.4: reshape(-2, 2) of 0 "
+        "or 4 values gives (0, 2) and (2, 2)), so -2 is -1"
+    ),
+    (
+        "haystacks/splice.py",
+        "return all(list(e.ids) == ids for e, (_, ids) in zip(alone, tails, strict=True))",
+        "True -> False",
+    ): (
+        "alone is the tokenizer's batch of the tails' pieces, one encoding per piece, so the "
+        "strict check can never fire"
+    ),
+    (
         "haystacks/splice.py",
         'start = found.start() - (found.start() > 0 and filler.text[found.start() - 1] == " ")',
         "drop clause 1 of And",

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_niah.haystacks.assembly import BlockParts
+from pytest_niah.haystacks.assembly import Assembler, BlockParts
 from pytest_niah.haystacks.haystack import Block, Haystack, stable_key
 from pytest_niah.haystacks.plan import PreparedBlock
 from pytest_niah.haystacks.sentence_counts import _plausible
@@ -42,11 +42,12 @@ def test_stored_sentence_counts_are_whole_numbers_or_unknown(stored, plausible):
     assert not _plausible(np.array([1, 2, 3]), np.zeros(2, dtype=np.int32))  # another book
 
 
-@pytest.mark.parametrize("kind", [BlockParts, PreparedBlock, Block, Haystack])
+@pytest.mark.parametrize("kind", [BlockParts, PreparedBlock, Block, Haystack, Assembler])
 def test_a_blocks_parts_and_a_prepared_block_are_values_that_cannot_change(kind):
     # Found (mutation seed 1954973815, assembly.py:35 and plan.py:109 `frozen=True` ->
     # False): the threads that build blocks share these; a field set after the fact would
-    # change a block that another thread is merging.
+    # change a block that another thread is merging. (Seed 259527325, assembly.py:62: the
+    # assembler is one per builder, shared by every thread that assembles.)
     assert kind.__dataclass_params__.frozen  # type: ignore[attr-defined]
     block = object.__new__(kind)
     with pytest.raises(dataclasses.FrozenInstanceError):
