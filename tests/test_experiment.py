@@ -305,6 +305,9 @@ class FakeModel:
         # 128 of them (38.7 GiB for a 358M-parameter stand-in on an H200).
         ("cuda", 32768, None, None, 32 * (8192 + 2)),
         ("cuda", 32768, (128, 16384), None, 32 * (16384 + 2)),  # the longest, in any order
+        ("cuda", 32768, (20000, 128), None, 32 * (20000 + 2)),
+        ("cuda", 32768, (128, 512), None, 32 * (8192 + 2)),  # at least an 8K model's batch
+        ("cuda", 8192, (128, 512), None, 32 * (8192 + 2)),  # a short grid: full windows
         ("cuda", 512, (128, 16384), None, 32 * (512 + 2)),  # never more than the window
         ("cuda", None, None, None, "default"),  # no window: the configured budget
         ("cuda", 512, None, 1000, 1000),  # a budget given explicitly wins, on a GPU too

@@ -198,7 +198,8 @@ OPTIONS: tuple[Option, ...] = (
         num.int_parser(0, num.MAX_TOKEN_BUDGET),
         16384,
         "Tokens per encode batch (texts of one length packed under it). Left at the default, "
-        "a GPU takes 32 of the longest haystacks (at most the window) per batch. "
+        "a GPU takes 32 full windows per batch, a window past 8,192 tokens counted as the "
+        "longest haystack. "
         "0 uses --niah-batch-size texts per batch.",
         metavar="N",
     ),

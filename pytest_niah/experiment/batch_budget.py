@@ -1,4 +1,4 @@
-"""Tokens per embedding batch: the configured budget, or on a GPU 32 of the longest inputs."""
+"""Tokens per embedding batch: the configured budget, or on a GPU a batch of 32 windows."""
 
 from __future__ import annotations
 
@@ -7,15 +7,18 @@ from pytest_niah.config.options import default
 from pytest_niah.embed.protocol import Embedder
 
 CPU_TOKEN_BUDGET = default("token_budget")
-GPU_BATCH = 32  # texts per batch of the longest the model reads (sentence-transformers' batch)
+GPU_BATCH = 32  # texts of the window per batch on a GPU (what sentence-transformers uses)
+# A window longer than this counts only as long as the run's longest haystack needs: 32 x 8K
+# tokens is what an 8K model is batched with, whatever the grid.
+WINDOW_COUNTED = 8192
 
 
 def budget(config: NiahConfig, embedder: Embedder) -> int:
-    """Tokens per batch: the configured budget, or on a GPU 32 of the run's longest inputs.
+    """Tokens per batch: the configured budget, or on a GPU 32 windows of tokens.
 
-    The longest input is the longest haystack, or the window where that is shorter: a
-    model with a long window (32K) on an 8K grid then batches the 8K haystacks as a
-    sentence-transformers batch of 32 would, not 128 of them.
+    A window past 8,192 tokens counts as the run's longest haystack (at least 8,192): a
+    model with a 32K window on the 8K grid batches as an 8K model does, not 128 of the 8K
+    haystacks at once.
     """
     placement = getattr(embedder, "placement", None)
     if (
@@ -27,4 +30,4 @@ def budget(config: NiahConfig, embedder: Embedder) -> int:
     window = embedder.windows.document
     if not window:
         return config.token_budget
-    return GPU_BATCH * (min(window, max(config.lengths)) + 2)
+    return GPU_BATCH * (min(window, max(WINDOW_COUNTED, *config.lengths)) + 2)
