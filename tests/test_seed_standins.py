@@ -6,19 +6,25 @@ import importlib
 import json
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.integration
-def test_minilm_size_is_all_minilm_l6_v2s_compute(tmp_path: Path) -> None:
+def _builder() -> ModuleType:
+    """``benchmarks/make_seed_standins.py``, imported as the benchmarks import it."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
-        make = importlib.import_module("make_seed_standins")
+        return importlib.import_module("make_seed_standins")
     finally:
         sys.path.pop(0)
+
+
+@pytest.mark.integration
+def test_minilm_size_is_all_minilm_l6_v2s_compute(tmp_path: Path) -> None:
+    make = _builder()
     assert make.main([str(tmp_path), "--only", "metaspace", "--size", "minilm"]) == 0
     config = json.loads((tmp_path / "metaspace" / "config.json").read_text())
     assert (config["num_hidden_layers"], config["hidden_size"]) == (6, 384)
@@ -33,11 +39,7 @@ def test_large_size_is_xlm_roberta_larges_compute(tmp_path: Path, monkeypatch, n
     # The GPU bench's stand-ins (performance.md): built on the meta device, nothing saved.
     import torch
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        make = importlib.import_module("make_seed_standins")
-    finally:
-        sys.path.pop(0)
+    make = _builder()
     saved = {}
     monkeypatch.setattr(make, "_save", lambda out, model, fast, window: saved.update(
         config=model.config, window=window, parameters=sum(p.numel() for p in model.parameters())

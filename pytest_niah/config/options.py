@@ -199,8 +199,7 @@ OPTIONS: tuple[Option, ...] = (
         16384,
         "Tokens per encode batch (texts of one length packed under it). Left at the default, "
         "a GPU takes 32 full windows per batch, a window past 8,192 tokens counted as the "
-        "longest haystack. "
-        "0 uses --niah-batch-size texts per batch.",
+        "longest haystack. 0 uses --niah-batch-size texts per batch.",
         metavar="N",
     ),
     Option(

@@ -170,9 +170,9 @@ def spliced(
     than its filler's length plus the needle's own count (a word has another count after a
     space than alone): its tokens are still its text's, and the caller refits it as it
     would a text-built haystack that missed. The whole answer is ``None`` where a needle's
-    slot is no clean token boundary: a token before it reaches into the next (a unigram model's lone
-    word marker ``▁`` shares its word's first character), so no split of the ids matches
-    the split of the text.
+    slot is no clean token boundary: a token before it reaches into the next (a unigram
+    model's lone word marker ``▁`` shares its word's first character), so no split of the
+    ids matches the split of the text.
     """
     out: list[SplicedEncoding] = []
     of_filler: dict[int, Arrays] = {}
