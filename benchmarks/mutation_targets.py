@@ -267,6 +267,8 @@ TARGETS: dict[str, list[str]] = {
     ],
     # the collector paused while a model loads
     "embed/gc_pause.py": ["tests/embed/test_gc_pause.py"],
+    # the GIL handed over quickly while a GPU encodes
+    "embed/gil_handoff.py": ["tests/embed/test_gil_handoff.py"],
     # the needle and word rules: one-hop words, leading words, needle checks
     "inputs/words.py": [
         "tests/inputs/test_words.py",

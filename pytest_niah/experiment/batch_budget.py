@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.config.options import default
+from pytest_niah.embed.gil_handoff import on_accelerator
 from pytest_niah.embed.protocol import Embedder
 
 CPU_TOKEN_BUDGET = default("token_budget")
@@ -20,12 +21,7 @@ def budget(config: NiahConfig, embedder: Embedder) -> int:
     model with a 32K window on the 8K grid batches as an 8K model does, not 128 of the 8K
     haystacks at once.
     """
-    placement = getattr(embedder, "placement", None)
-    if (
-        config.token_budget != CPU_TOKEN_BUDGET
-        or placement is None
-        or placement.device_type == "cpu"
-    ):
+    if config.token_budget != CPU_TOKEN_BUDGET or not on_accelerator(embedder):
         return config.token_budget
     window = embedder.windows.document
     if not window:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from pytest_niah.config.cache_policy import CachePolicy
 from pytest_niah.config.niah import NiahConfig
+from pytest_niah.embed.gil_handoff import quick_handoffs
 from pytest_niah.embed.loader import load_embedder
 from pytest_niah.embed.protocol import Embedder
 from pytest_niah.embed.runner import Encoder
@@ -195,7 +196,8 @@ class Run:
                 progress.advance(1, stats.tokens - tokens[0])
                 tokens[0] = stats.tokens
 
-        with contextlib.closing(batches()) as planned:  # stops the planner on an error
+        # closing: stops the planner on an error
+        with contextlib.closing(batches()) as planned, quick_handoffs(self.embedder):
             vectors = self.embed(planned)
         stats = self.report.embedding
         progress.finish(f"{stats.embedded:,} texts embedded, {stats.read:,} read from the cache")
