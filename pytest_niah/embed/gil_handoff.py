@@ -12,12 +12,29 @@ model's own threads do the work without the GIL, so nothing changes there.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from pytest_niah.embed.protocol import Embedder
 
 QUICK_SWITCH_S = 0.0002
+
+
+class _Holders:
+    """The runs inside :func:`quick_handoffs` now, and the interval from before the first.
+
+    The interval is the process's: runs in several threads that overlap share one short
+    interval, and the last to leave puts back what the first found.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count = 0
+        self.before = 0.0
+
+
+_holders = _Holders()
 
 
 def on_accelerator(embedder: Embedder) -> bool:
@@ -30,14 +47,21 @@ def on_accelerator(embedder: Embedder) -> bool:
 def quick_handoffs(embedder: Embedder) -> Iterator[None]:
     """A switch interval of at most 0.2 ms inside, for a model on an accelerator.
 
-    The interval as it was afterwards; a shorter one the caller set is kept.
+    The interval as it was once the last overlapping run is done; a shorter one the caller
+    set is kept.
     """
     if not on_accelerator(embedder):
         yield
         return
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(min(before, QUICK_SWITCH_S))
+    with _holders.lock:
+        if _holders.count == 0:
+            _holders.before = sys.getswitchinterval()
+            sys.setswitchinterval(min(_holders.before, QUICK_SWITCH_S))
+        _holders.count += 1
     try:
         yield
     finally:
-        sys.setswitchinterval(before)
+        with _holders.lock:
+            _holders.count -= 1
+            if _holders.count == 0:
+                sys.setswitchinterval(_holders.before)

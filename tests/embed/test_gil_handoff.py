@@ -84,3 +84,14 @@ def test_a_run_encodes_with_quick_handoffs_on_a_gpu_only(
     assert probe == near(default_interval)
     assert grid and all(interval == near(inside) for interval in grid)
     assert sys.getswitchinterval() == near(default_interval)
+
+
+def test_overlapping_runs_share_the_short_interval_and_the_last_puts_it_back(default_interval):
+    # Runs in two threads need not end in the order they began.
+    first, second = quick_handoffs(Placed("cuda")), quick_handoffs(Placed("cuda"))  # type: ignore[arg-type]
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert sys.getswitchinterval() == near(QUICK_SWITCH_S)  # the second run is still on
+    second.__exit__(None, None, None)
+    assert sys.getswitchinterval() == near(default_interval)  # not left at 0.2 ms
