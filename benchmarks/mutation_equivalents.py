@@ -290,6 +290,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "an empty string passed on names no hidden path: its one part, '', does not start "
         "with '.', so named_hidden_paths skips it at the next check"
     ),
+    ("embed/gil_handoff.py", "self.before = 0.0", "0.0 -> 1.0"): (
+        "the first run to enter sets before from the interval it finds before anyone reads it"
+    ),
     ("embed/identity.py", 'yield prefix.rstrip(".") or "(all)"', "drop clause 2 of Or"): (
         "unreachable through differences(): both identities' parts are mappings, so the "
         "walk yields only below a key, where the prefix is never empty"
