@@ -414,9 +414,14 @@ class HashingEmbedder:
         pass
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def hashing_embedder():
-    """Build a :class:`HashingEmbedder` (``hashing_embedder(window=64)``)."""
+    """Build a :class:`HashingEmbedder` (``hashing_embedder(window=64)``).
+
+    Tests take the class from here, never by importing ``tests.conftest``: that name is a
+    second copy of this module, and a pytester project's own ``tests/conftest.py`` then
+    fails to load under it.
+    """
     return HashingEmbedder
 
 

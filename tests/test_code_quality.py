@@ -352,3 +352,36 @@ def test_no_two_modules_share_a_file_name() -> None:
         if path.name not in ("__init__.py", "__main__.py"):
             seen.setdefault(path.name, []).append(str(path.relative_to(package)))
     assert {name: where for name, where in seen.items() if len(where) > 1} == {}
+
+
+def conftest_imports(trees: dict[str, ast.Module]) -> list[str]:
+    """Each ``import tests.conftest`` and ``from tests.conftest import ...``."""
+    found = []
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if (isinstance(node, ast.ImportFrom) and node.module == "tests.conftest") or (
+                "tests.conftest" in names
+            ):
+                found.append(f"{path}:{node.lineno}")
+    return found
+
+
+def test_no_test_imports_the_suites_conftest_by_name() -> None:
+    """``tests.conftest`` is a second copy of the conftest module.
+
+    Once a worker imported it, a pytester project's own ``tests/conftest.py`` can no longer
+    load there (ImportPathMismatchError), and which tests fail depends on the order modules
+    reach the workers. A fixture hands out what a test needs (``hashing_embedder``).
+    """
+    trees = {
+        path.relative_to(REPO).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
+        for path in (REPO / "tests").rglob("*.py")
+    }
+    offenders = conftest_imports(trees)
+    assert offenders == [], offenders
+
+
+def test_the_conftest_import_check_finds_both_forms() -> None:
+    tree = ast.parse("import os\nimport tests.conftest\nfrom tests.conftest import Hashing\n")
+    assert conftest_imports({"x.py": tree}) == ["x.py:2", "x.py:3"]

@@ -9,7 +9,6 @@ import pytest
 from pytest_niah.config.niah import NiahConfig
 from pytest_niah.embed.device import Placement
 from pytest_niah.embed.gil_handoff import QUICK_SWITCH_S, on_accelerator, quick_handoffs
-from tests.conftest import HashingEmbedder
 
 
 def near(seconds: float) -> object:
@@ -55,22 +54,26 @@ def test_an_error_inside_gives_the_interval_back(default_interval):
     assert sys.getswitchinterval() == near(default_interval)
 
 
-class RecordingEmbedder(HashingEmbedder):
-    """The hashing model, placed on ``device``, noting the switch interval of each batch."""
+@pytest.fixture
+def recording_embedder(hashing_embedder):
+    class RecordingEmbedder(hashing_embedder):
+        """The hashing model, placed on ``device``, noting the switch interval of each batch."""
 
-    def __init__(self, device: str) -> None:
-        super().__init__()
-        self.placement = Placement((device,), "float32")
-        self.intervals: list[float] = []
+        def __init__(self, device: str) -> None:
+            super().__init__()
+            self.placement = Placement((device,), "float32")
+            self.intervals: list[float] = []
 
-    def encode(self, inputs):
-        self.intervals.append(sys.getswitchinterval())
-        return super().encode(inputs)
+        def encode(self, inputs):
+            self.intervals.append(sys.getswitchinterval())
+            return super().encode(inputs)
+
+    return RecordingEmbedder
 
 
 @pytest.mark.parametrize(("device", "inside"), [("cuda", QUICK_SWITCH_S), ("cpu", 0.005)])
 def test_a_run_encodes_with_quick_handoffs_on_a_gpu_only(
-    shared_corpus_dir, tmp_path, default_interval, device, inside
+    shared_corpus_dir, tmp_path, default_interval, recording_embedder, device, inside
 ):
     from pytest_niah.experiment import run_experiment
 
@@ -78,7 +81,7 @@ def test_a_run_encodes_with_quick_handoffs_on_a_gpu_only(
         model="hashing", corpus=str(shared_corpus_dir), lengths=(64, 256), positions=2,
         groups=("dietary-01",), arms=("onehop",),
     )  # fmt: skip
-    embedder = RecordingEmbedder(device)
+    embedder = recording_embedder(device)
     run_experiment(config, embedder=embedder, cache_dir=tmp_path, progress=False)
     probe, *grid = embedder.intervals  # the window probe runs before any haystack is built
     assert probe == near(default_interval)

@@ -71,11 +71,11 @@ def _run(shared_corpus_dir, model: str, embedder: object = None):  # type: ignor
     return run_experiment(config, embedder=embedder)  # type: ignore[arg-type]
 
 
-def test_a_model_at_chance_is_told_no_gate_is_useful_and_which_model(shared_corpus_dir):
-    from tests.conftest import HashingEmbedder
-
+def test_a_model_at_chance_is_told_no_gate_is_useful_and_which_model(
+    shared_corpus_dir, hashing_embedder
+):
     # A 2-dimensional hashing model can not tell needles apart; TF-IDF finds literal ones.
-    chance = _run(shared_corpus_dir, "hashing", HashingEmbedder(None, dim=2))
+    chance = _run(shared_corpus_dir, "hashing", hashing_embedder(None, dim=2))
     reading = _run(shared_corpus_dir, "lexical:tfidf")
     assert all(r.low <= 0.5 for r in chance.intervals if r.metric == "auc")
     alone = gate_suggestion({"random": chance})

@@ -44,12 +44,10 @@ def _run(shared_corpus_dir, embedder) -> NiahResults:  # type: ignore[no-untyped
 
 
 @pytest.fixture(scope="module")
-def runs(shared_corpus_dir) -> tuple[NiahResults, NiahResults]:  # type: ignore[no-untyped-def]
+def runs(shared_corpus_dir, hashing_embedder) -> tuple[NiahResults, NiahResults]:  # type: ignore[no-untyped-def]
     """(at chance, reading): a 2-dimensional hashing model can not tell needles apart."""
-    from tests.conftest import HashingEmbedder
-
-    chance = _run(shared_corpus_dir, HashingEmbedder(None, dim=2))
-    reading = _run(shared_corpus_dir, HashingEmbedder(None))
+    chance = _run(shared_corpus_dir, hashing_embedder(None, dim=2))
+    reading = _run(shared_corpus_dir, hashing_embedder(None))
     return chance, reading
 
 
