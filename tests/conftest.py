@@ -416,12 +416,8 @@ class HashingEmbedder:
 
 @pytest.fixture(scope="session")
 def hashing_embedder():
-    """Build a :class:`HashingEmbedder` (``hashing_embedder(window=64)``).
-
-    Tests take the class from here, never by importing ``tests.conftest``: that name is a
-    second copy of this module, and a pytester project's own ``tests/conftest.py`` then
-    fails to load under it.
-    """
+    """Build a :class:`HashingEmbedder` (``hashing_embedder(window=64)``); never import it
+    from ``tests.conftest``, a second copy of this module (see test_code_quality)."""
     return HashingEmbedder
 
 
