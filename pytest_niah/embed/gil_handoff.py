@@ -4,8 +4,8 @@ On a GPU the encoding thread spends its time in short stretches of Python (launc
 kernels) between waits on the device, while the building thread runs long stretches of
 Python. At CPython's default switch interval (5 ms) each hand-over back to the encoder can
 wait up to 5 ms with the device idle. Measured on one H200, the v4-shaped stand-in at XLM-R
-large's compute over the full default grid: the engine took 1.246x a bare ``encode`` at 5 ms
-and 1.154x at 0.2 ms (benchmarks/results/gpu-h200-v4-large-switch-*.json). On a CPU the
+large's compute over the full default grid: the engine took 1.25x a bare ``encode`` at 5 ms
+and 1.20x with this (benchmarks/results/gpu-h200-v4-large-handoff-*.json). On a CPU the
 model's own threads do the work without the GIL, so nothing changes there.
 """
 
